@@ -1,0 +1,41 @@
+//===- PTX.h - The ptx dialect ----------------------------------*- C++ -*-===//
+//
+// Declares the ptx dialect, its operand attributes and its ops.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GPUOPT_DIALECT_PTX_IR_PTX_H
+#define GPUOPT_DIALECT_PTX_IR_PTX_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/Attributes.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/RegionKindInterface.h"
+#include "mlir/IR/SymbolTable.h"
+
+#include "ptx/IR/PTXDialect.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "ptx/IR/PTXAttrs.h.inc"
+
+#define GET_OP_CLASSES
+#include "ptx/IR/PTXOps.h.inc"
+
+namespace gpuopt::ptx {
+
+/// Classifies names that the statement parser could not classify alone:
+/// a bare name used as an operand is a symbol unless the enclosing function
+/// declares a register or a label of that name. Rewrites the operands of the
+/// given instructions (all instructions in `body` when empty).
+void resolveBareIdentifiers(mlir::Region &body,
+                            llvm::ArrayRef<InstOp> candidates = {});
+
+/// True if `name` (with `%`, without a `.x` suffix) is a PTX special register.
+bool isSpecialRegisterName(llvm::StringRef name);
+
+} // namespace gpuopt::ptx
+
+#endif // GPUOPT_DIALECT_PTX_IR_PTX_H

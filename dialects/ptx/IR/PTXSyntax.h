@@ -1,0 +1,262 @@
+//===- PTXSyntax.h - PTX text: lexer, statement parser, printer -*- C++ -*-===//
+//
+// The PTX surface syntax, shared by the .ptx importer/exporter and by the
+// custom assembly formats of the ptx ops (which print as quoted PTX). The
+// lexer and the recursive-descent parser work on one buffer without copying;
+// each `parse*` method reads one construct into a `*Syntax` struct of
+// attributes that the op builders take.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GPUOPT_DIALECT_PTX_IR_PTXSYNTAX_H
+#define GPUOPT_DIALECT_PTX_IR_PTXSYNTAX_H
+
+#include "ptx/IR/PTX.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace gpuopt::ptx {
+
+struct Token {
+  enum Kind : uint8_t {
+    eof,
+    error,
+    identifier, // ld.global.f32, %r1, %tid.x, $L__BB0_1, foo
+    directive,  // .reg, .b32, .global
+    integer,    // 12, 0x1F, 017, 12U
+    floating,   // 0f3F800000, 0d3FF0000000000000, 1.5
+    string,     // "nounroll"
+    comma,
+    semicolon,
+    colon,
+    l_paren,
+    r_paren,
+    l_square,
+    r_square,
+    l_brace,
+    r_brace,
+    less,
+    greater,
+    plus,
+    minus,
+    bang,
+    pipe,
+    at,
+    equal,
+  };
+  Kind kind = eof;
+  llvm::StringRef spelling;
+
+  bool is(Kind k) const { return kind == k; }
+  bool isDirective(llvm::StringRef name) const {
+    return kind == directive && spelling == name;
+  }
+  const char *getLoc() const { return spelling.data(); }
+};
+
+class Lexer {
+public:
+  explicit Lexer(llvm::StringRef buffer)
+      : buffer(buffer), curPtr(buffer.begin()) {}
+
+  Token lex();
+  const char *getCurPtr() const { return curPtr; }
+  void resetPointer(const char *ptr) { curPtr = ptr; }
+  llvm::StringRef getBuffer() const { return buffer; }
+  /// The message of the last error token.
+  llvm::StringRef getErrorMessage() const { return errorMessage; }
+
+  /// Returns the raw text from `start` up to (not including) the `}` that
+  /// closes an already consumed `{`, and moves past that `}`; comments and
+  /// strings are skipped when counting braces. Returns false at end of input.
+  bool lexBalancedBraceBody(llvm::StringRef &text);
+  /// Returns the raw text from the current position to the end of the line.
+  llvm::StringRef lexRestOfLine();
+
+private:
+  void skipWhitespaceAndComments();
+  Token formToken(Token::Kind kind, const char *start) {
+    return Token{kind, llvm::StringRef(start, curPtr - start)};
+  }
+  Token emitError(const char *start, const char *message);
+  Token lexWord(const char *start);
+  Token lexNumber(const char *start);
+  Token lexString(const char *start);
+
+  llvm::StringRef buffer;
+  const char *curPtr;
+  const char *errorMessage = "";
+};
+
+//===----------------------------------------------------------------------===//
+// Parsed constructs
+//===----------------------------------------------------------------------===//
+
+struct InstructionSyntax {
+  RegisterAttr guard;
+  bool guardNegated = false;
+  mlir::StringAttr opcode;
+  mlir::ArrayAttr modifiers;
+  mlir::ArrayAttr operands;
+  /// Some operand is a bare name, classified as a symbol for now; see
+  /// resolveBareIdentifiers.
+  bool hasBareIdentifier = false;
+};
+
+struct RegisterDeclSyntax {
+  mlir::StringAttr type;
+  mlir::IntegerAttr vector, align;
+  /// Names with their range count (null for a single register).
+  llvm::SmallVector<std::pair<mlir::StringAttr, mlir::IntegerAttr>, 2> names;
+};
+
+struct VariableSyntax {
+  mlir::StringAttr linkage, space, type, initializer;
+  mlir::IntegerAttr align, vector;
+  mlir::ArrayAttr attributes;
+  struct Declarator {
+    mlir::StringAttr name;
+    mlir::DenseI64ArrayAttr dims;
+  };
+  llvm::SmallVector<Declarator, 1> declarators;
+};
+
+struct FunctionHeaderSyntax {
+  bool isEntry = false;
+  mlir::StringAttr linkage, name;
+  mlir::ArrayAttr params, results;
+  mlir::DenseI32ArrayAttr maxntid, reqntid;
+  mlir::IntegerAttr minnctapersm, maxnreg;
+  mlir::ArrayAttr directives;
+};
+
+struct LocSyntax {
+  mlir::IntegerAttr file, line, column;
+  mlir::StringAttr extra;
+};
+
+struct FileSyntax {
+  mlir::IntegerAttr index;
+  mlir::StringAttr path, extra;
+};
+
+struct ModuleHeaderSyntax {
+  mlir::StringAttr version;
+  mlir::ArrayAttr target;
+  mlir::IntegerAttr addressSize;
+};
+
+//===----------------------------------------------------------------------===//
+// Parser
+//===----------------------------------------------------------------------===//
+
+class Parser {
+public:
+  /// Maps a pointer into the buffer to the location diagnostics use.
+  using LocationFn = std::function<mlir::Location(const char *)>;
+
+  Parser(llvm::StringRef buffer, mlir::MLIRContext *context,
+         LocationFn locationOf);
+
+  mlir::MLIRContext *getContext() const { return context; }
+  const Token &getToken() const { return token; }
+  void consume() { token = lexer.lex(); }
+  /// The token after the current one, without consuming anything.
+  Token peek() {
+    const char *saved = lexer.getCurPtr();
+    Token next = lexer.lex();
+    lexer.resetPointer(saved);
+    return next;
+  }
+  bool consumeIf(Token::Kind kind) {
+    if (!token.is(kind))
+      return false;
+    consume();
+    return true;
+  }
+  mlir::Location getLocation(const char *ptr) const { return locationOf(ptr); }
+  mlir::InFlightDiagnostic emitError(const char *ptr, const llvm::Twine &msg);
+  mlir::InFlightDiagnostic emitError(const llvm::Twine &msg) {
+    return emitError(token.getLoc(), msg);
+  }
+  /// Reports the lexer's error when the current token is an error token.
+  mlir::ParseResult emitExpected(const llvm::Twine &what);
+  mlir::ParseResult expect(Token::Kind kind, const llvm::Twine &what);
+  mlir::ParseResult parseInteger(int64_t &value, const llvm::Twine &what);
+  /// `;`, or the end of the text when `allowEof` (the statement text of an op
+  /// has no semicolon).
+  mlir::ParseResult parseStatementEnd();
+
+  mlir::ParseResult parseModuleHeader(ModuleHeaderSyntax &result);
+  /// From an optional linkage directive up to, not including, the body `{`
+  /// or the `;` of a declaration.
+  mlir::ParseResult parseFunctionHeader(FunctionHeaderSyntax &result);
+  mlir::ParseResult parseInstruction(InstructionSyntax &result);
+  mlir::ParseResult parseRegisterDecl(RegisterDeclSyntax &result);
+  mlir::ParseResult parseVariable(VariableSyntax &result);
+  mlir::ParseResult parseLoc(LocSyntax &result);
+  mlir::ParseResult parseFile(FileSyntax &result);
+  mlir::ParseResult parseSection(mlir::StringAttr &name,
+                                 mlir::StringAttr &contents);
+  mlir::ParseResult parsePragma(mlir::ArrayAttr &values);
+  /// A label followed by `.branchtargets`, `.calltargets` or
+  /// `.callprototype`, up to and including the `;`; `labelStart` points at
+  /// the label.
+  mlir::ParseResult parseLabeledDirective(const char *labelStart,
+                                          mlir::StringAttr &text);
+
+  /// Whether the current token starts a variable declaration.
+  bool atVariableDecl() const;
+
+  /// Set when the text has no semicolons (the statement text of an op).
+  bool allowEofAsStatementEnd = false;
+
+private:
+  mlir::ParseResult parseOperand(mlir::Attribute &result, bool isBranch,
+                                 bool &bare);
+  mlir::ParseResult parseOperandList(Token::Kind close,
+                                     llvm::SmallVectorImpl<mlir::Attribute> &ops,
+                                     bool isBranch, bool &bare);
+  mlir::ParseResult parseImmediate(mlir::Attribute &result, bool negate);
+  mlir::ParseResult parseParamList(mlir::ArrayAttr &result);
+  mlir::ParseResult parseParam(mlir::Attribute &result);
+  mlir::ParseResult parseDims(llvm::SmallVectorImpl<int64_t> &dims);
+  mlir::ParseResult parseIntList(llvm::SmallVectorImpl<int32_t> &values);
+  mlir::Attribute getRegister(llvm::StringRef name);
+  mlir::StringAttr getString(llvm::StringRef value);
+
+  Lexer lexer;
+  Token token;
+  mlir::MLIRContext *context;
+  LocationFn locationOf;
+  // Caches: the same registers and opcodes recur on most lines.
+  llvm::DenseMap<llvm::StringRef, mlir::Attribute> operandCache;
+  llvm::DenseMap<llvm::StringRef, std::pair<mlir::StringAttr, mlir::ArrayAttr>>
+      opcodeCache;
+};
+
+//===----------------------------------------------------------------------===//
+// Printer
+//===----------------------------------------------------------------------===//
+
+/// Prints operands and statements as PTX.
+void printOperand(mlir::Attribute operand, llvm::raw_ostream &os);
+void printInstruction(InstOp op, llvm::raw_ostream &os);
+void printRegisterDecl(RegOp op, llvm::raw_ostream &os);
+void printVariable(mlir::Operation *globalOrVar, llvm::raw_ostream &os);
+void printLoc(LocOp op, llvm::raw_ostream &os);
+void printFile(FileOp op, llvm::raw_ostream &os);
+void printPragma(PragmaOp op, llvm::raw_ostream &os);
+void printSection(SectionOp op, llvm::raw_ostream &os);
+/// Prints the header of a .entry/.func; `multiline` puts each parameter on
+/// its own line as compilers do.
+void printFunctionHeader(mlir::Operation *function, llvm::raw_ostream &os,
+                         bool multiline);
+/// Prints the prototype a ptx.declare stands for (without the `;`).
+void printForwardDecl(ForwardDeclOp decl, llvm::raw_ostream &os);
+
+} // namespace gpuopt::ptx
+
+#endif // GPUOPT_DIALECT_PTX_IR_PTXSYNTAX_H

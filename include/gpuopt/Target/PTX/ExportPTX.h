@@ -1,0 +1,39 @@
+//===- ExportPTX.h - The ptx dialect to .ptx text and cubins ----*- C++ -*-===//
+
+#ifndef GPUOPT_TARGET_PTX_EXPORTPTX_H
+#define GPUOPT_TARGET_PTX_EXPORTPTX_H
+
+#include "ptx/IR/PTX.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+
+namespace gpuopt {
+
+/// Prints `module` as a .ptx file.
+mlir::LogicalResult exportPTX(ptx::PTXModuleOp module, llvm::raw_ostream &os);
+
+/// Finds the ptx.module to export under `root`: the one named `name`, or the
+/// only one when `name` is empty. Reports an error on `root` otherwise.
+mlir::FailureOr<ptx::PTXModuleOp> findPTXModule(mlir::Operation *root,
+                                                llvm::StringRef name);
+
+struct PtxasOptions {
+  /// ptxas to run; empty: $PTXAS, then PATH, then $CUDA_HOME/bin.
+  std::string ptxasPath;
+  /// -arch value; empty: the module's `.target`.
+  std::string chip;
+  std::vector<std::string> extraArgs;
+};
+
+/// Assembles PTX text with ptxas and returns the cubin. Errors (ptxas missing
+/// or failing, with its message) are reported at `loc`.
+mlir::FailureOr<std::string> assembleWithPtxas(llvm::StringRef ptx,
+                                               const PtxasOptions &options,
+                                               mlir::Location loc);
+
+} // namespace gpuopt
+
+#endif // GPUOPT_TARGET_PTX_EXPORTPTX_H

@@ -1,0 +1,54 @@
+# lit configuration for gpu-opt's regression tests.
+import os
+import shutil
+import subprocess
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "gpu-opt"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".ptx", ".test"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.gpuopt_obj_root, "test")
+# The corpus holds test data, not tests; its sources are inputs to generators.
+config.excludes = ["corpus", "lit.cfg.py", "lit.site.cfg.py", "CMakeLists.txt"]
+
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.gpuopt_tools_dir, append_path=False)
+config.substitutions.append(("%gpuopt_src_root", config.gpuopt_src_root))
+config.substitutions.append(("%python", shutil.which("python3") or "python3"))
+
+llvm_config.add_tool_substitutions(
+    ["gpu-opt", "gpu-translate"], [config.gpuopt_tools_dir])
+
+# ptxas: from $PTXAS, PATH or $CUDA_HOME/bin (same search as gpu-translate).
+def find_ptxas():
+    candidates = [os.environ.get("PTXAS"), shutil.which("ptxas")]
+    for var in ("CUDA_HOME", "CUDA_PATH"):
+        if os.environ.get(var):
+            candidates.append(os.path.join(os.environ[var], "bin", "ptxas"))
+    candidates.append("/usr/local/cuda/bin/ptxas")
+    for c in candidates:
+        if c and os.path.isfile(c) and os.access(c, os.X_OK):
+            return c
+    return None
+
+ptxas = find_ptxas()
+if ptxas:
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", ptxas))
+    config.environment["PTXAS"] = ptxas
+
+# A GPU is present when nvidia-smi lists one; tests marked `REQUIRES: cuda`
+# run only then.
+smi = shutil.which("nvidia-smi")
+if smi:
+    try:
+        out = subprocess.run([smi, "-L"], capture_output=True, text=True,
+                             timeout=30).stdout
+        if "GPU" in out:
+            config.available_features.add("cuda")
+    except (OSError, subprocess.SubprocessError):
+        pass
