@@ -12,11 +12,12 @@ config.suffixes = [".mlir", ".ptx", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.gpuopt_obj_root, "test")
 # The corpus holds test data, not tests; its sources are inputs to generators.
-config.excludes = ["corpus", "lit.cfg.py", "lit.site.cfg.py", "CMakeLists.txt"]
+config.excludes = ["corpus", "Inputs", "fuzz-regressions", "lit.cfg.py", "lit.site.cfg.py", "CMakeLists.txt"]
 
 llvm_config.use_default_substitutions()
-llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
-llvm_config.with_environment("PATH", config.gpuopt_tools_dir, append_path=False)
+# Prepend: the project's tools first, then LLVM's (FileCheck, not).
+llvm_config.with_environment(
+    "PATH", [config.gpuopt_tools_dir, config.llvm_tools_dir], append_path=True)
 config.substitutions.append(("%gpuopt_src_root", config.gpuopt_src_root))
 config.substitutions.append(("%python", shutil.which("python3") or "python3"))
 

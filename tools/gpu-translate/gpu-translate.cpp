@@ -19,6 +19,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/ToolUtilities.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
@@ -53,6 +54,12 @@ static cl::opt<std::string>
                           "module's .target)"));
 static cl::opt<std::string> ptxasPath("ptxas",
                                       cl::desc("ptxas executable to use"));
+static cl::opt<bool> splitInputFile(
+    "split-input-file",
+    cl::desc("Translate each '// -----' chunk of the input separately"));
+static cl::opt<bool> verifyDiagnostics(
+    "verify-diagnostics",
+    cl::desc("Check diagnostics against expected-* comments in the input"));
 static cl::list<std::string>
     ptxasOptions("ptxas-option", cl::desc("Extra option passed to ptxas"));
 
@@ -62,21 +69,15 @@ static bool isSameFile(llvm::StringRef a, llvm::StringRef b) {
          same;
 }
 
-static LogicalResult importFiles(MLIRContext &context,
-                                 llvm::SourceMgr &sourceMgr,
-                                 llvm::raw_ostream &os) {
+/// Imports every buffer of `sourceMgr`, one ptx.module each.
+static LogicalResult importBuffers(MLIRContext &context,
+                                   llvm::SourceMgr &sourceMgr,
+                                   llvm::raw_ostream &os) {
   OwningOpRef<ModuleOp> module(ModuleOp::create(UnknownLoc::get(&context)));
   std::vector<std::string> names;
-  for (const std::string &file : inputFilenames) {
-    std::string errorMessage;
-    std::unique_ptr<llvm::MemoryBuffer> buffer =
-        openInputFile(file, &errorMessage);
-    if (!buffer) {
-      llvm::errs() << "error: " << errorMessage << "\n";
-      return failure();
-    }
-    unsigned id = sourceMgr.AddNewSourceBuffer(std::move(buffer), {});
-    names.push_back(gpuopt::ptxModuleNameForFile(file, names));
+  for (unsigned id = 1, e = sourceMgr.getNumBuffers(); id <= e; ++id) {
+    names.push_back(gpuopt::ptxModuleNameForFile(
+        sourceMgr.getMemoryBuffer(id)->getBufferIdentifier(), names));
     if (failed(gpuopt::importPTX(sourceMgr, id, *module, names.back())))
       return failure();
   }
@@ -85,21 +86,10 @@ static LogicalResult importFiles(MLIRContext &context,
   return success();
 }
 
-static LogicalResult exportFile(MLIRContext &context,
-                                llvm::SourceMgr &sourceMgr,
-                                llvm::raw_ostream &os) {
-  if (inputFilenames.size() != 1) {
-    llvm::errs() << "error: export takes exactly one input file\n";
-    return failure();
-  }
-  std::string errorMessage;
-  std::unique_ptr<llvm::MemoryBuffer> buffer =
-      openInputFile(inputFilenames.front(), &errorMessage);
-  if (!buffer) {
-    llvm::errs() << "error: " << errorMessage << "\n";
-    return failure();
-  }
-  sourceMgr.AddNewSourceBuffer(std::move(buffer), {});
+/// Exports the ptx.module in the main buffer of `sourceMgr` as PTX or cubin.
+static LogicalResult exportBuffer(MLIRContext &context,
+                                  llvm::SourceMgr &sourceMgr,
+                                  llvm::raw_ostream &os) {
   OwningOpRef<Operation *> root =
       parseSourceFile(sourceMgr, ParserConfig(&context));
   if (!root)
@@ -132,6 +122,28 @@ static LogicalResult exportFile(MLIRContext &context,
   return success();
 }
 
+/// Translates the buffers in `sourceMgr`, reporting (or, with
+/// --verify-diagnostics, checking) diagnostics against their text.
+static LogicalResult translate(const DialectRegistry &registry,
+                               llvm::SourceMgr &sourceMgr,
+                               llvm::raw_ostream &os) {
+  MLIRContext context(registry);
+  context.loadDialect<gpuopt::ptx::PTXDialect>();
+  // Diagnostics point at PTX lines; a dump of the generic op adds nothing.
+  context.printOpOnDiagnostic(false);
+  auto run = [&] {
+    return action == Action::ImportPTX ? importBuffers(context, sourceMgr, os)
+                                       : exportBuffer(context, sourceMgr, os);
+  };
+  if (!verifyDiagnostics) {
+    SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+    return run();
+  }
+  SourceMgrDiagnosticVerifierHandler handler(sourceMgr, &context);
+  (void)run();
+  return handler.verify();
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM y(argc, argv);
   registerAsmPrinterCLOptions();
@@ -147,20 +159,45 @@ int main(int argc, char **argv) {
       return 1;
     }
   }
+  if (inputFilenames.size() > 1 &&
+      (action != Action::ImportPTX || splitInputFile)) {
+    llvm::errs() << "error: only --import-ptx without --split-input-file "
+                    "takes several input files\n";
+    return 1;
+  }
 
   DialectRegistry registry;
   gpuopt::registerAllDialects(registry);
-  MLIRContext context(registry);
-  context.loadDialect<gpuopt::ptx::PTXDialect>();
-  llvm::SourceMgr sourceMgr;
-  SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  std::vector<std::unique_ptr<llvm::MemoryBuffer>> inputs;
+  for (const std::string &file : inputFilenames) {
+    std::string errorMessage;
+    inputs.push_back(openInputFile(file, &errorMessage));
+    if (!inputs.back()) {
+      llvm::errs() << "error: " << errorMessage << "\n";
+      return 1;
+    }
+  }
 
   // Translate into memory first: a failed run leaves no output file.
   std::string result;
   llvm::raw_string_ostream os(result);
-  LogicalResult status = action == Action::ImportPTX
-                             ? importFiles(context, sourceMgr, os)
-                             : exportFile(context, sourceMgr, os);
+  LogicalResult status = failure();
+  if (inputs.size() == 1) {
+    auto processChunk = [&](std::unique_ptr<llvm::MemoryBuffer> chunk,
+                            llvm::raw_ostream &chunkOs) {
+      llvm::SourceMgr sourceMgr;
+      sourceMgr.AddNewSourceBuffer(std::move(chunk), llvm::SMLoc());
+      return translate(registry, sourceMgr, chunkOs);
+    };
+    status = splitAndProcessBuffer(
+        std::move(inputs.front()), processChunk, os,
+        splitInputFile ? kDefaultSplitMarker : "", kDefaultSplitMarker);
+  } else {
+    llvm::SourceMgr sourceMgr;
+    for (auto &input : inputs)
+      sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
+    status = translate(registry, sourceMgr, os);
+  }
   if (failed(status))
     return 1;
 

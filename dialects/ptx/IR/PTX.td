@@ -418,7 +418,7 @@ def PTX_DirectiveOp : PTX_StatementOp<"directive"> {
   let description = [{
     `.callprototype` and `.branchtargets`/`.calltargets` tables (with their
     label), `.alias`, `.maxnctapersm` outside a header and similar statements
-    that no pass rewrites are kept as their PTX text.
+    that no pass rewrites are kept as their PTX text, without the final `;`.
   }];
   let arguments = (ins StrAttr:$text);
 }

@@ -328,7 +328,7 @@ static void printFunctionLike(OpAsmPrinter &p, OpT op) {
     return;
   p << ' ';
   p.printRegion(op.getBody(), /*printEntryBlockArgs=*/false,
-                /*printBlockTerminators=*/false, /*printEmptyBlock=*/true);
+                /*printBlockTerminators=*/false, /*printEmptyBlock=*/false);
 }
 
 ParseResult EntryOp::parse(OpAsmParser &parser, OperationState &result) {

@@ -306,7 +306,10 @@ ParseResult Parser::parseStatementEnd() {
     return success();
   if (allowEofAsStatementEnd && token.is(Token::eof))
     return success();
-  return emitExpected("';'");
+  if (token.is(Token::error) || !previousEnd)
+    return emitExpected("';'");
+  return emitError(previousEnd, "expected ';' after this statement, found '" +
+                                    describe(token) + "'");
 }
 
 StringAttr Parser::getString(StringRef value) {
@@ -1149,7 +1152,8 @@ static void printParamList(ArrayAttr params, llvm::raw_ostream &os,
 template <typename OpT>
 static void printHeader(OpT op, bool isEntry, llvm::raw_ostream &os,
                         bool multiline,
-                        std::optional<StringRef> linkage = std::nullopt) {
+                        std::optional<StringRef> linkage = std::nullopt,
+                        bool withDirectives = true) {
   if (!linkage)
     linkage = op.getLinkage();
   if (linkage && !linkage->empty())
@@ -1162,6 +1166,8 @@ static void printHeader(OpT op, bool isEntry, llvm::raw_ostream &os,
   os << op.getSymName();
   if (!op.getParams().empty() || isEntry)
     printParamList(op.getParams(), os, multiline);
+  if (!withDirectives)
+    return;
   const char *sep = multiline ? "\n" : " ";
   auto printDims = [&](StringRef name, ArrayRef<int32_t> dims) {
     os << sep << name << ' ';
@@ -1194,7 +1200,9 @@ void gpuopt::ptx::printForwardDecl(ForwardDeclOp decl, llvm::raw_ostream &os) {
   // The prototype's linkage, which may differ from the definition's.
   StringRef linkage = decl.getLinkage().value_or("");
   if (auto entry = dyn_cast_or_null<EntryOp>(function))
-    printHeader(entry, true, os, /*multiline=*/false, linkage);
+    printHeader(entry, true, os, /*multiline=*/false, linkage,
+                /*withDirectives=*/false);
   else if (auto func = dyn_cast_or_null<FuncOp>(function))
-    printHeader(func, false, os, /*multiline=*/false, linkage);
+    printHeader(func, false, os, /*multiline=*/false, linkage,
+                /*withDirectives=*/false);
 }

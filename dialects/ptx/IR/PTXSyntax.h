@@ -162,7 +162,10 @@ public:
 
   mlir::MLIRContext *getContext() const { return context; }
   const Token &getToken() const { return token; }
-  void consume() { token = lexer.lex(); }
+  void consume() {
+    previousEnd = token.spelling.end();
+    token = lexer.lex();
+  }
   /// The token after the current one, without consuming anything.
   Token peek() {
     const char *saved = lexer.getCurPtr();
@@ -202,8 +205,8 @@ public:
                                  mlir::StringAttr &contents);
   mlir::ParseResult parsePragma(mlir::ArrayAttr &values);
   /// A label followed by `.branchtargets`, `.calltargets` or
-  /// `.callprototype`, up to and including the `;`; `labelStart` points at
-  /// the label.
+  /// `.callprototype`, up to the `;` (consumed, not part of the text);
+  /// `labelStart` points at the label.
   mlir::ParseResult parseLabeledDirective(const char *labelStart,
                                           mlir::StringAttr &text);
 
@@ -229,6 +232,8 @@ private:
 
   Lexer lexer;
   Token token;
+  /// Where the last consumed token ended: a missing `;` is reported there.
+  const char *previousEnd = nullptr;
   mlir::MLIRContext *context;
   LocationFn locationOf;
   // Caches: the same registers and opcodes recur on most lines.

@@ -50,7 +50,7 @@ static LogicalResult printBody(Block &block, llvm::raw_ostream &os,
       os << ";\n";
     } else if (auto directive = dyn_cast<DirectiveOp>(op)) {
       indent();
-      os << directive.getText() << '\n';
+      os << directive.getText() << ";\n";
     } else {
       return op.emitError("cannot export '")
              << op.getName() << "' to PTX: not a ptx statement";
@@ -99,7 +99,7 @@ LogicalResult gpuopt::exportPTX(PTXModuleOp module, llvm::raw_ostream &os) {
       printPragma(pragma, os);
       os << ";\n";
     } else if (auto directive = dyn_cast<DirectiveOp>(op)) {
-      os << directive.getText() << '\n';
+      os << directive.getText() << ";\n";
     } else {
       return op.emitError("cannot export '")
              << op.getName() << "' to PTX: not a top-level ptx statement";
