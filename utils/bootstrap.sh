@@ -1,0 +1,56 @@
+# Sourced by the scripts in utils/: installs what is missing on a fresh
+# Debian 12 machine and configures and builds gpu-opt in $BUILD_DIR.
+#
+# Installs: cmake, ninja, g++, LLVM/MLIR 22 (llvm-22-dev libmlir-22-dev
+# mlir-22-tools), yaml-cpp; and, when no ptxas is found, NVIDIA's ptxas wheel
+# (requirements-test.txt). Exports GPUOPT_ROOT, BUILD_DIR and PTXAS.
+
+GPUOPT_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD_DIR=${BUILD_DIR:-$GPUOPT_ROOT/build}
+LLVM_PREFIX=${LLVM_PREFIX:-/usr/lib/llvm-22}
+export GPUOPT_ROOT BUILD_DIR
+
+_gpuopt_apt_packages="cmake ninja-build g++ llvm-22-dev libmlir-22-dev mlir-22-tools libyaml-cpp-dev"
+
+gpuopt_install_packages() {
+  local missing=()
+  for p in $_gpuopt_apt_packages; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+      missing+=("$p")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "gpu-opt: installing ${missing[*]}"
+    local sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+  fi
+}
+
+gpuopt_find_ptxas() {
+  local candidates=("${PTXAS:-}" "$(command -v ptxas || true)")
+  [ -n "${CUDA_HOME:-}" ] && candidates+=("$CUDA_HOME/bin/ptxas")
+  candidates+=(/usr/local/cuda/bin/ptxas)
+  for c in "${candidates[@]}"; do
+    if [ -n "$c" ] && [ -x "$c" ]; then
+      echo "$c"
+      return 0
+    fi
+  done
+  # NVIDIA's wheel ships ptxas; install it into the first python3 on PATH.
+  python3 -m pip install -q -r "$GPUOPT_ROOT/requirements-test.txt" >&2 || return 1
+  python3 -c 'import nvidia, os; print(os.path.join(nvidia.__path__[0], "cu13", "bin", "ptxas"))'
+}
+
+gpuopt_build() {
+  gpuopt_install_packages
+  local ptxas
+  ptxas=$(gpuopt_find_ptxas) && [ -x "$ptxas" ] && export PTXAS="$ptxas"
+  if [ ! -f "$BUILD_DIR/build.ninja" ]; then
+    cmake -S "$GPUOPT_ROOT" -B "$BUILD_DIR" -G Ninja \
+      -DCMAKE_BUILD_TYPE=Release \
+      -DMLIR_DIR="$LLVM_PREFIX/lib/cmake/mlir" \
+      -DLLVM_EXTERNAL_LIT="$LLVM_PREFIX/bin/lit" >/dev/null
+  fi
+  cmake --build "$BUILD_DIR"
+}
