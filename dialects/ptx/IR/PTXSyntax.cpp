@@ -14,6 +14,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace gpuopt::ptx;
@@ -296,7 +297,9 @@ ParseResult Parser::parseInteger(int64_t &value, const llvm::Twine &what) {
   uint64_t magnitude;
   if (spelling.getAsInteger(0, magnitude))
     return emitError("integer literal '" + token.spelling + "' is too large");
-  value = negative ? -int64_t(magnitude) : int64_t(magnitude);
+  // Two's complement in unsigned arithmetic: -2^63 is valid PTX, and its
+  // magnitude does not fit int64_t.
+  value = int64_t(negative ? 0 - magnitude : magnitude);
   consume();
   return success();
 }
@@ -382,7 +385,8 @@ ParseResult Parser::parseImmediate(Attribute &result, bool negate) {
   int64_t value;
   if (parseInteger(value, "integer"))
     return failure();
-  result = IntImmAttr::get(context, negate ? -value : value, hex);
+  result = IntImmAttr::get(
+      context, negate ? int64_t(0 - uint64_t(value)) : value, hex);
   return success();
 }
 
@@ -463,10 +467,13 @@ ParseResult Parser::parseOperand(Attribute &result, bool isBranch,
     while (token.is(Token::plus) || token.is(Token::minus)) {
       bool minus = token.is(Token::minus);
       consume();
+      const char *termLoc = token.getLoc();
       int64_t term;
       if (parseInteger(term, "integer offset"))
         return failure();
-      offset += minus ? -term : term;
+      if (minus ? llvm::SubOverflow(offset, term, offset)
+                : llvm::AddOverflow(offset, term, offset))
+        return emitError(termLoc, "address offset does not fit in 64 bits");
     }
     Attribute indices;
     if (consumeIf(Token::comma) && parseOperand(indices, false, bare))
