@@ -38,6 +38,9 @@ static MLIRContext &getContext() {
     DialectRegistry registry;
     registry.insert<gpuopt::ptx::PTXDialect>();
     auto *ctx = new MLIRContext(registry, MLIRContext::Threading::DISABLED);
+    // The constructor leaves the uniquers thread-safe; make them
+    // single-threaded as well.
+    ctx->disableMultithreading();
     ctx->loadDialect<gpuopt::ptx::PTXDialect>();
     return ctx;
   }();

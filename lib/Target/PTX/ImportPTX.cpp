@@ -13,6 +13,8 @@
 #include "mlir/IR/Verifier.h"
 #include "llvm/Support/Path.h"
 
+#include <cstring>
+
 using namespace mlir;
 using namespace gpuopt;
 using namespace gpuopt::ptx;
@@ -23,6 +25,7 @@ class Importer {
 public:
   Importer(llvm::SourceMgr &sourceMgr, unsigned bufferId, MLIRContext *context)
       : sourceMgr(sourceMgr), bufferId(bufferId),
+        lineStart(sourceMgr.getMemoryBuffer(bufferId)->getBufferStart()),
         fileName(StringAttr::get(
             context,
             sourceMgr.getMemoryBuffer(bufferId)->getBufferIdentifier())),
@@ -34,9 +37,25 @@ public:
 
 private:
   Location getLocation(const char *ptr) {
-    auto [line, column] =
-        sourceMgr.getLineAndColumn(llvm::SMLoc::getFromPointer(ptr), bufferId);
+    auto [line, column] = getLineAndColumn(ptr);
     return FileLineColLoc::get(fileName, line, column);
+  }
+  /// What SourceMgr::getLineAndColumn returns, computed incrementally: every
+  /// statement asks for its location, mostly further down the buffer than
+  /// the last one, so only the text in between is scanned for newlines.
+  std::pair<unsigned, unsigned> getLineAndColumn(const char *ptr) {
+    if (ptr < lineStart)
+      return sourceMgr.getLineAndColumn(llvm::SMLoc::getFromPointer(ptr),
+                                        bufferId);
+    while (const void *newline = memchr(lineStart, '\n', ptr - lineStart)) {
+      lineStart = static_cast<const char *>(newline) + 1;
+      ++lineNumber;
+    }
+    // Like SourceMgr, count columns from the last '\n' or '\r'.
+    size_t offset = ptr - lineStart;
+    size_t cr = StringRef(lineStart, offset).rfind('\r');
+    return {lineNumber,
+            unsigned(cr == StringRef::npos ? offset + 1 : offset - cr)};
   }
   Location here() { return getLocation(parser.getToken().getLoc()); }
 
@@ -48,6 +67,9 @@ private:
 
   llvm::SourceMgr &sourceMgr;
   unsigned bufferId;
+  /// The start of line `lineNumber`, at or before the last location asked.
+  const char *lineStart;
+  unsigned lineNumber = 1;
   StringAttr fileName;
   Parser parser;
   OpBuilder builder;
