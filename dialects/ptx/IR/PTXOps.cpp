@@ -358,22 +358,38 @@ public:
   LogicalResult verify(Region &body) { return verifyBlock(body.front()); }
 
 private:
-  bool isDeclared(StringRef name) {
-    for (const Scope *scope : llvm::reverse(scopes)) {
-      if (scope->registers.count(name))
-        return true;
-      // %r12 is declared by %r<N> with N > 12.
-      StringRef prefix = name.rtrim("0123456789");
-      if (prefix.size() == name.size())
+  /// The innermost scope that declares register `name`, or -1.
+  int findDeclaringScope(StringRef name) {
+    // %r12 is declared by %r<N> with N > 12.
+    size_t digits = name.size();
+    while (digits > 0 && llvm::isDigit(name[digits - 1]))
+      --digits;
+    StringRef prefix = name.take_front(digits);
+    for (int i = scopes.size() - 1; i >= 0; --i) {
+      const llvm::StringMap<int64_t> &registers = scopes[i]->registers;
+      if (registers.count(name))
+        return i;
+      if (digits == name.size() || digits == 0)
         continue;
-      auto it = scope->registers.find(prefix);
+      auto it = registers.find(prefix);
       uint64_t index;
-      if (it != scope->registers.end() && it->second >= 0 &&
-          !name.drop_front(prefix.size()).getAsInteger(10, index) &&
+      if (it != registers.end() && it->second >= 0 &&
+          !name.drop_front(digits).getAsInteger(10, index) &&
           index < uint64_t(it->second))
-        return true;
+        return i;
     }
-    return false;
+    return -1;
+  }
+
+  bool isDeclared(RegisterAttr reg) {
+    if (declaredInFunctionScope.contains(reg))
+      return true;
+    int scope = findDeclaringScope(reg.getBaseName());
+    // The function's own scope outlives the walk, so what it declares can be
+    // remembered; most operands are such registers.
+    if (scope == 0)
+      declaredInFunctionScope.insert(reg);
+    return scope >= 0;
   }
 
   bool isLabel(StringRef name) {
@@ -383,7 +399,7 @@ private:
 
   LogicalResult verifyOperand(InstOp inst, Attribute operand) {
     if (auto reg = dyn_cast<RegisterAttr>(operand)) {
-      if (!isDeclared(reg.getBaseName()))
+      if (!isDeclared(reg))
         return inst.emitOpError("uses undeclared register '")
                << reg.getName() << "'";
       return success();
@@ -462,6 +478,7 @@ private:
 
   Operation *function;
   SmallVector<Scope *> scopes;
+  llvm::DenseSet<Attribute> declaredInFunctionScope;
 };
 } // namespace
 

@@ -24,11 +24,30 @@ using llvm::StringRef;
 // Lexer
 //===----------------------------------------------------------------------===//
 
+namespace {
+/// Character classes of PTX identifiers, looked up once per character.
+struct CharClasses {
+  enum : uint8_t { WordChar = 1, WordStart = 2 };
+  uint8_t table[256] = {};
+  constexpr CharClasses() {
+    for (int c = 0; c < 256; ++c) {
+      bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+      bool digit = c >= '0' && c <= '9';
+      if (alpha || digit || c == '_' || c == '$')
+        table[c] |= WordChar;
+      if (alpha || c == '_' || c == '$' || c == '%')
+        table[c] |= WordStart;
+    }
+  }
+};
+constexpr CharClasses charClasses;
+} // namespace
+
 static bool isWordStart(char c) {
-  return llvm::isAlpha(c) || c == '_' || c == '$' || c == '%';
+  return charClasses.table[uint8_t(c)] & CharClasses::WordStart;
 }
 static bool isWordChar(char c) {
-  return llvm::isAlnum(c) || c == '_' || c == '$';
+  return charClasses.table[uint8_t(c)] & CharClasses::WordChar;
 }
 
 void Lexer::skipWhitespaceAndComments() {
@@ -294,9 +313,15 @@ ParseResult Parser::parseInteger(int64_t &value, const llvm::Twine &what) {
   if (!token.is(Token::integer))
     return emitExpected(what);
   StringRef spelling = token.spelling.rtrim("Uu");
-  uint64_t magnitude;
-  if (spelling.getAsInteger(0, magnitude))
+  uint64_t magnitude = 0;
+  // Short decimals are most integers (.loc lines, offsets, counts).
+  if (spelling.size() <= 18 && (spelling[0] != '0' || spelling.size() == 1) &&
+      llvm::all_of(spelling, llvm::isDigit)) {
+    for (char c : spelling)
+      magnitude = magnitude * 10 + (c - '0');
+  } else if (spelling.getAsInteger(0, magnitude)) {
     return emitError("integer literal '" + token.spelling + "' is too large");
+  }
   // Two's complement in unsigned arithmetic: -2^63 is valid PTX, and its
   // magnitude does not fit int64_t.
   value = int64_t(negative ? 0 - magnitude : magnitude);
@@ -317,6 +342,14 @@ ParseResult Parser::parseStatementEnd() {
 
 StringAttr Parser::getString(StringRef value) {
   return StringAttr::get(context, value);
+}
+
+IntegerAttr Parser::getI32(int64_t value) {
+  // `.loc` lines, a third of nvcc's statements, repeat the same few numbers.
+  IntegerAttr &cached = i32Cache[value];
+  if (!cached)
+    cached = IntegerAttr::get(IntegerType::get(context, 32), value);
+  return cached;
 }
 
 bool gpuopt::ptx::isSpecialRegisterName(StringRef name) {
@@ -568,12 +601,11 @@ ParseResult Parser::parseRegisterDecl(RegisterDeclSyntax &result) {
       int64_t align;
       if (parseInteger(align, "alignment"))
         return failure();
-      result.align = IntegerAttr::get(IntegerType::get(context, 32), align);
+      result.align = getI32(align);
       continue;
     }
     if (spelling == ".v2" || spelling == ".v4" || spelling == ".v8") {
-      result.vector = IntegerAttr::get(IntegerType::get(context, 32),
-                                       spelling[2] - '0');
+      result.vector = getI32(spelling[2] - '0');
       consume();
       continue;
     }
@@ -651,11 +683,11 @@ ParseResult Parser::parseVariable(VariableSyntax &result) {
       int64_t align;
       if (parseInteger(align, "alignment"))
         return failure();
-      result.align = IntegerAttr::get(i32, align);
+      result.align = getI32(align);
       continue;
     }
     if (spelling == ".v2" || spelling == ".v4" || spelling == ".v8") {
-      result.vector = IntegerAttr::get(i32, spelling[2] - '0');
+      result.vector = getI32(spelling[2] - '0');
       consume();
       continue;
     }
@@ -824,7 +856,7 @@ ParseResult Parser::parseFunctionHeader(FunctionHeaderSyntax &result) {
       if (parseInteger(value, "integer"))
         return failure();
       (spelling == ".maxnreg" ? result.maxnreg : result.minnctapersm) =
-          IntegerAttr::get(i32, value);
+          getI32(value);
     } else {
       // Rarer directives (.noreturn, .maxclusterrank, .reqnctapercluster,
       // .explicitcluster, .pragma) are kept with their arguments as text.
@@ -874,7 +906,7 @@ ParseResult Parser::parseModuleHeader(ModuleHeaderSyntax &result) {
       if (size != 32 && size != 64)
         return emitError("address size must be 32 or 64");
       result.addressSize =
-          IntegerAttr::get(IntegerType::get(context, 32), size);
+          getI32(size);
     } else {
       break;
     }
@@ -892,9 +924,9 @@ ParseResult Parser::parseLoc(LocSyntax &result) {
   if (parseInteger(file, "file index") || parseInteger(line, "line") ||
       parseInteger(column, "column"))
     return failure();
-  result.file = IntegerAttr::get(i32, file);
-  result.line = IntegerAttr::get(i32, line);
-  result.column = IntegerAttr::get(i32, column);
+  result.file = getI32(file);
+  result.line = getI32(line);
+  result.column = getI32(column);
   if (token.is(Token::comma)) {
     lexer.resetPointer(token.spelling.end());
     result.extra = getString(lexer.lexRestOfLine());
@@ -910,7 +942,7 @@ ParseResult Parser::parseFile(FileSyntax &result) {
     return failure();
   if (!token.is(Token::string))
     return emitExpected("file name string");
-  result.index = IntegerAttr::get(IntegerType::get(context, 32), index);
+  result.index = getI32(index);
   result.path = getString(token.spelling.drop_front().drop_back());
   if (lexer.getCurPtr() != token.spelling.end())
     lexer.resetPointer(token.spelling.end());

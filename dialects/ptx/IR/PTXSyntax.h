@@ -229,6 +229,7 @@ private:
   mlir::ParseResult parseIntList(llvm::SmallVectorImpl<int32_t> &values);
   mlir::Attribute getRegister(llvm::StringRef name);
   mlir::StringAttr getString(llvm::StringRef value);
+  mlir::IntegerAttr getI32(int64_t value);
 
   Lexer lexer;
   Token token;
@@ -240,6 +241,7 @@ private:
   llvm::DenseMap<llvm::StringRef, mlir::Attribute> operandCache;
   llvm::DenseMap<llvm::StringRef, std::pair<mlir::StringAttr, mlir::ArrayAttr>>
       opcodeCache;
+  llvm::DenseMap<int64_t, mlir::IntegerAttr> i32Cache;
 };
 
 //===----------------------------------------------------------------------===//
