@@ -590,25 +590,39 @@ ParseResult Parser::parseInstruction(InstructionSyntax &result) {
   return parseStatementEnd();
 }
 
+ParseResult Parser::parseStorageQualifier(IntegerAttr &align,
+                                          IntegerAttr &vector,
+                                          bool &isQualifier) {
+  StringRef spelling = token.spelling;
+  isQualifier = true;
+  if (spelling == ".align") {
+    consume();
+    int64_t value;
+    if (parseInteger(value, "alignment"))
+      return failure();
+    align = getI32(value);
+    return success();
+  }
+  if (spelling == ".v2" || spelling == ".v4" || spelling == ".v8") {
+    vector = getI32(spelling[2] - '0');
+    consume();
+    return success();
+  }
+  isQualifier = false;
+  return success();
+}
+
 ParseResult Parser::parseRegisterDecl(RegisterDeclSyntax &result) {
   if (!token.isDirective(".reg"))
     return emitExpected("'.reg'");
   consume();
   while (token.is(Token::directive)) {
+    bool isQualifier;
+    if (parseStorageQualifier(result.align, result.vector, isQualifier))
+      return failure();
+    if (isQualifier)
+      continue;
     StringRef spelling = token.spelling;
-    if (spelling == ".align") {
-      consume();
-      int64_t align;
-      if (parseInteger(align, "alignment"))
-        return failure();
-      result.align = getI32(align);
-      continue;
-    }
-    if (spelling == ".v2" || spelling == ".v4" || spelling == ".v8") {
-      result.vector = getI32(spelling[2] - '0');
-      consume();
-      continue;
-    }
     result.type = getString(spelling);
     consume();
     break;
@@ -677,20 +691,12 @@ ParseResult Parser::parseVariable(VariableSyntax &result) {
   consume();
   SmallVector<Attribute> attributes;
   while (token.is(Token::directive)) {
+    bool isQualifier;
+    if (parseStorageQualifier(result.align, result.vector, isQualifier))
+      return failure();
+    if (isQualifier)
+      continue;
     StringRef spelling = token.spelling;
-    if (spelling == ".align") {
-      consume();
-      int64_t align;
-      if (parseInteger(align, "alignment"))
-        return failure();
-      result.align = getI32(align);
-      continue;
-    }
-    if (spelling == ".v2" || spelling == ".v4" || spelling == ".v8") {
-      result.vector = getI32(spelling[2] - '0');
-      consume();
-      continue;
-    }
     if (spelling == ".attribute") {
       consume();
       if (expect(Token::l_paren, "'('"))

@@ -226,6 +226,11 @@ private:
   mlir::ParseResult parseParamList(mlir::ArrayAttr &result);
   mlir::ParseResult parseParam(mlir::Attribute &result);
   mlir::ParseResult parseDims(llvm::SmallVectorImpl<int64_t> &dims);
+  /// `.align N` or `.v2/.v4/.v8` before a register or variable type; sets
+  /// `isQualifier` to whether the current token was one.
+  mlir::ParseResult parseStorageQualifier(mlir::IntegerAttr &align,
+                                          mlir::IntegerAttr &vector,
+                                          bool &isQualifier);
   mlir::ParseResult parseIntList(llvm::SmallVectorImpl<int32_t> &values);
   mlir::Attribute getRegister(llvm::StringRef name);
   mlir::StringAttr getString(llvm::StringRef value);
