@@ -48,8 +48,9 @@ int main(int argc, char **argv) {
   registerTransformsPasses();
 
   auto [inputFilename, outputFilename] =
-      registerAndParseCLIOptions(argc, argv, "gpu-opt: optimizer for GPU "
-                                             "kernels in MLIR or PTX",
+      registerAndParseCLIOptions(argc, argv,
+                                 "gpu-opt: optimizer for GPU "
+                                 "kernels in MLIR or PTX",
                                  registry);
   MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();
 

@@ -38,14 +38,14 @@ static cl::list<std::string> inputFilenames(cl::Positional,
 static cl::opt<std::string> outputFilename("o", cl::desc("Output filename"),
                                            cl::value_desc("filename"),
                                            cl::init("-"));
-static cl::opt<Action> action(
-    cl::desc("Translation to perform"), cl::Required,
-    cl::values(
-        clEnumValN(Action::ImportPTX, "import-ptx",
-                   "PTX files to one MLIR module of ptx.modules"),
-        clEnumValN(Action::ExportPTX, "export-ptx", "a ptx.module to PTX"),
-        clEnumValN(Action::ExportCubin, "export-cubin",
-                   "a ptx.module to a cubin, through ptxas")));
+static cl::opt<Action>
+    action(cl::desc("Translation to perform"), cl::Required,
+           cl::values(clEnumValN(Action::ImportPTX, "import-ptx",
+                                 "PTX files to one MLIR module of ptx.modules"),
+                      clEnumValN(Action::ExportPTX, "export-ptx",
+                                 "a ptx.module to PTX"),
+                      clEnumValN(Action::ExportCubin, "export-cubin",
+                                 "a ptx.module to a cubin, through ptxas")));
 static cl::opt<std::string>
     moduleName("module", cl::desc("The ptx.module to export when the input "
                                   "holds several"));
@@ -65,8 +65,7 @@ static cl::list<std::string>
 
 static bool isSameFile(llvm::StringRef a, llvm::StringRef b) {
   bool same = false;
-  return a != "-" && b != "-" && !llvm::sys::fs::equivalent(a, b, same) &&
-         same;
+  return a != "-" && b != "-" && !llvm::sys::fs::equivalent(a, b, same) && same;
 }
 
 /// Imports every buffer of `sourceMgr`, one ptx.module each.
@@ -192,9 +191,9 @@ int main(int argc, char **argv) {
       sourceMgr.AddNewSourceBuffer(std::move(chunk), llvm::SMLoc());
       return translate(registry, sourceMgr, chunkOs);
     };
-    status = splitAndProcessBuffer(
-        std::move(inputs.front()), processChunk, os,
-        splitInputFile ? kDefaultSplitMarker : "", kDefaultSplitMarker);
+    status = splitAndProcessBuffer(std::move(inputs.front()), processChunk, os,
+                                   splitInputFile ? kDefaultSplitMarker : "",
+                                   kDefaultSplitMarker);
   } else {
     llvm::SourceMgr sourceMgr;
     for (auto &input : inputs)

@@ -35,7 +35,7 @@ llvm::StringRef RegisterAttr::getBaseName() const {
 }
 
 LogicalResult FloatImmAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                                uint64_t bits, unsigned width) {
+                                   uint64_t bits, unsigned width) {
   if (width != 32 && width != 64)
     return emitError() << "float immediate width must be 32 or 64, got "
                        << width;

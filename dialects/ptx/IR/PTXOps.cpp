@@ -87,9 +87,8 @@ ParseResult InstOp::parse(OpAsmParser &parser, OperationState &result) {
 }
 
 void InstOp::print(OpAsmPrinter &p) {
-  printQuotedPTX(p, *this, [&](llvm::raw_ostream &os) {
-    printInstruction(*this, os);
-  });
+  printQuotedPTX(p, *this,
+                 [&](llvm::raw_ostream &os) { printInstruction(*this, os); });
 }
 
 ParseResult RegOp::parse(OpAsmParser &parser, OperationState &result) {
@@ -99,8 +98,8 @@ ParseResult RegOp::parse(OpAsmParser &parser, OperationState &result) {
     if (p.parseRegisterDecl(syntax))
       return failure();
     if (syntax.names.size() != 1)
-      return ParseResult(p.emitError(
-          start, "ptx.reg declares exactly one register or range"));
+      return ParseResult(
+          p.emitError(start, "ptx.reg declares exactly one register or range"));
     auto &props = result.getOrAddProperties<Properties>();
     props.type = syntax.type;
     props.vector = syntax.vector;
@@ -112,9 +111,8 @@ ParseResult RegOp::parse(OpAsmParser &parser, OperationState &result) {
 }
 
 void RegOp::print(OpAsmPrinter &p) {
-  printQuotedPTX(p, *this, [&](llvm::raw_ostream &os) {
-    printRegisterDecl(*this, os);
-  });
+  printQuotedPTX(p, *this,
+                 [&](llvm::raw_ostream &os) { printRegisterDecl(*this, os); });
 }
 
 /// Parses a variable declaration with exactly one declarator into the
@@ -194,8 +192,7 @@ ParseResult LocOp::parse(OpAsmParser &parser, OperationState &result) {
   });
 }
 void LocOp::print(OpAsmPrinter &p) {
-  printQuotedPTX(p, *this,
-                 [&](llvm::raw_ostream &os) { printLoc(*this, os); });
+  printQuotedPTX(p, *this, [&](llvm::raw_ostream &os) { printLoc(*this, os); });
 }
 
 ParseResult FileOp::parse(OpAsmParser &parser, OperationState &result) {
@@ -258,9 +255,9 @@ void DirectiveOp::print(OpAsmPrinter &p) {
 // ModuleOp
 //===----------------------------------------------------------------------===//
 
-void PTXModuleOp::build(OpBuilder &builder, OperationState &state, StringRef name,
-                     StringRef version, ArrayAttr target,
-                     IntegerAttr addressSize) {
+void PTXModuleOp::build(OpBuilder &builder, OperationState &state,
+                        StringRef name, StringRef version, ArrayAttr target,
+                        IntegerAttr addressSize) {
   auto &props = state.getOrAddProperties<Properties>();
   props.sym_name = builder.getStringAttr(name);
   props.version = builder.getStringAttr(version);
@@ -281,27 +278,30 @@ StringRef PTXModuleOp::getChip() {
 template <typename OpT>
 static ParseResult parseFunctionLike(OpAsmParser &parser,
                                      OperationState &result, bool isEntry) {
-  if (parseQuotedPTX(parser, result, [&](Parser &p) -> ParseResult {
-        const char *start = p.getToken().getLoc();
-        FunctionHeaderSyntax syntax;
-        if (p.parseFunctionHeader(syntax))
-          return failure();
-        if (syntax.isEntry != isEntry)
-          return ParseResult(p.emitError(
-              start, isEntry ? "expected an '.entry' header"
-                             : "expected a '.func' header"));
-        auto &props = result.getOrAddProperties<typename OpT::Properties>();
-        props.sym_name = syntax.name;
-        props.linkage = syntax.linkage;
-        props.params = syntax.params;
-        props.return_params = syntax.results;
-        props.maxntid = syntax.maxntid;
-        props.reqntid = syntax.reqntid;
-        props.minnctapersm = syntax.minnctapersm;
-        props.maxnreg = syntax.maxnreg;
-        props.directives = syntax.directives;
-        return success();
-      }, /*attrDictWithKeyword=*/true))
+  if (parseQuotedPTX(
+          parser, result,
+          [&](Parser &p) -> ParseResult {
+            const char *start = p.getToken().getLoc();
+            FunctionHeaderSyntax syntax;
+            if (p.parseFunctionHeader(syntax))
+              return failure();
+            if (syntax.isEntry != isEntry)
+              return ParseResult(
+                  p.emitError(start, isEntry ? "expected an '.entry' header"
+                                             : "expected a '.func' header"));
+            auto &props = result.getOrAddProperties<typename OpT::Properties>();
+            props.sym_name = syntax.name;
+            props.linkage = syntax.linkage;
+            props.params = syntax.params;
+            props.return_params = syntax.results;
+            props.maxntid = syntax.maxntid;
+            props.reqntid = syntax.reqntid;
+            props.minnctapersm = syntax.minnctapersm;
+            props.maxnreg = syntax.maxnreg;
+            props.directives = syntax.directives;
+            return success();
+          },
+          /*attrDictWithKeyword=*/true))
     return failure();
   Region *body = result.addRegion();
   OptionalParseResult parsed = parser.parseOptionalRegion(*body);
@@ -316,8 +316,7 @@ static ParseResult parseFunctionLike(OpAsmParser &parser,
   return success();
 }
 
-template <typename OpT>
-static void printFunctionLike(OpAsmPrinter &p, OpT op) {
+template <typename OpT> static void printFunctionLike(OpAsmPrinter &p, OpT op) {
   printQuotedPTX(
       p, op,
       [&](llvm::raw_ostream &os) {
@@ -393,8 +392,8 @@ private:
   }
 
   bool isLabel(StringRef name) {
-    return llvm::any_of(scopes,
-                        [&](Scope *scope) { return scope->labels.contains(name); });
+    return llvm::any_of(
+        scopes, [&](Scope *scope) { return scope->labels.contains(name); });
   }
 
   LogicalResult verifyOperand(InstOp inst, Attribute operand) {
@@ -482,8 +481,7 @@ private:
 };
 } // namespace
 
-template <typename OpT>
-static LogicalResult verifyFunctionLike(OpT op) {
+template <typename OpT> static LogicalResult verifyFunctionLike(OpT op) {
   if (!op.hasBody())
     return success();
   if (op.getBody().front().getNumArguments() != 0)
@@ -494,9 +492,8 @@ static LogicalResult verifyFunctionLike(OpT op) {
 LogicalResult EntryOp::verifyRegions() {
   if (getReturnParams())
     return emitOpError("a kernel (.entry) has no return parameters");
-  for (ArrayRef<int32_t> dims :
-       {getMaxntid().value_or(ArrayRef<int32_t>()),
-        getReqntid().value_or(ArrayRef<int32_t>())}) {
+  for (ArrayRef<int32_t> dims : {getMaxntid().value_or(ArrayRef<int32_t>()),
+                                 getReqntid().value_or(ArrayRef<int32_t>())}) {
     int64_t threads = 1;
     for (int32_t d : dims) {
       if (d <= 0)
@@ -517,8 +514,8 @@ LogicalResult FuncOp::verifyRegions() {
 
 LogicalResult
 ForwardDeclOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  Operation *function = symbolTable.lookupNearestSymbolFrom(*this,
-                                                            getFunctionAttr());
+  Operation *function =
+      symbolTable.lookupNearestSymbolFrom(*this, getFunctionAttr());
   if (!isa_and_nonnull<EntryOp, FuncOp>(function))
     return emitOpError("declares '")
            << getFunction() << "', which is not a function of this module";
@@ -565,8 +562,8 @@ LogicalResult InstOp::verify() {
       return emitOpError("empty opcode modifier");
   for (auto [index, operand] : llvm::enumerate(getPtxOperands()))
     if (!isOperandAttr(operand))
-      return emitOpError("operand #") << index << " is not a PTX operand: "
-                                      << operand;
+      return emitOpError("operand #")
+             << index << " is not a PTX operand: " << operand;
   // A vector load or store moves exactly as many registers as its width.
   unsigned width = getVectorWidth();
   if (width > 1 && (opcode == "ld" || opcode == "ldu" || opcode == "st")) {
@@ -613,11 +610,11 @@ unsigned InstOp::getVectorWidth() {
 
 static bool isTypeModifier(StringRef s) {
   static const llvm::StringSet<> types = {
-      "b8",   "b16",    "b32",    "b64",    "b128",   "u8",     "u16",
-      "u32",  "u64",    "s8",     "s16",    "s32",    "s64",    "f16",
-      "f16x2", "bf16",  "bf16x2", "f32",    "f64",    "tf32",   "e4m3",
-      "e5m2", "e4m3x2", "e5m2x2", "e2m1",   "e2m3",   "e3m2",   "e2m1x2",
-      "pred", "s4",     "u4",     "b1",     "f32x2",  "ue8m0x2"};
+      "b8",    "b16",    "b32",    "b64",  "b128",  "u8",     "u16",
+      "u32",   "u64",    "s8",     "s16",  "s32",   "s64",    "f16",
+      "f16x2", "bf16",   "bf16x2", "f32",  "f64",   "tf32",   "e4m3",
+      "e5m2",  "e4m3x2", "e5m2x2", "e2m1", "e2m3",  "e3m2",   "e2m1x2",
+      "pred",  "s4",     "u4",     "b1",   "f32x2", "ue8m0x2"};
   return types.contains(s);
 }
 
@@ -632,9 +629,9 @@ SmallVector<StringRef> InstOp::getTypeModifiers() {
 StringRef InstOp::getRoundingMode() {
   for (Attribute m : getModifiers()) {
     StringRef s = cast<StringAttr>(m).getValue();
-    if (llvm::is_contained({"rn", "rz", "rm", "rp", "rna", "rs", "rni", "rzi",
-                            "rmi", "rpi"},
-                           s))
+    if (llvm::is_contained(
+            {"rn", "rz", "rm", "rp", "rna", "rs", "rni", "rzi", "rmi", "rpi"},
+            s))
       return s;
   }
   return {};
@@ -670,7 +667,8 @@ void gpuopt::ptx::resolveBareIdentifiers(Region &body,
   body.walk([&](Operation *op) {
     if (auto label = dyn_cast<LabelOp>(op))
       labels.insert(label.getName());
-    else if (auto reg = dyn_cast<RegOp>(op); reg && !reg.getName().starts_with("%"))
+    else if (auto reg = dyn_cast<RegOp>(op);
+             reg && !reg.getName().starts_with("%"))
       registers[reg.getName()] = reg.getCount() ? int64_t(*reg.getCount()) : -1;
   });
   if (labels.empty() && registers.empty())

@@ -355,17 +355,43 @@ IntegerAttr Parser::getI32(int64_t value) {
 bool gpuopt::ptx::isSpecialRegisterName(StringRef name) {
   if (!name.consume_front("%"))
     return false;
-  static const llvm::StringSet<> names = {
-      "tid", "ntid", "laneid", "warpid", "nwarpid", "ctaid", "nctaid",
-      "smid", "nsmid", "gridid", "lanemask_eq", "lanemask_le",
-      "lanemask_lt", "lanemask_ge", "lanemask_gt", "clock", "clock_hi",
-      "clock64", "globaltimer", "globaltimer_lo", "globaltimer_hi",
-      "total_smem_size", "aggr_smem_size", "dynamic_smem_size",
-      "is_explicit_cluster", "clusterid", "nclusterid", "cluster_ctaid",
-      "cluster_nctaid", "cluster_ctarank", "cluster_nctarank",
-      "current_graph_exec", "reserved_smem_offset_begin",
-      "reserved_smem_offset_end", "reserved_smem_offset_cap",
-      "reserved_smem_offset_0", "reserved_smem_offset_1"};
+  static const llvm::StringSet<> names = {"tid",
+                                          "ntid",
+                                          "laneid",
+                                          "warpid",
+                                          "nwarpid",
+                                          "ctaid",
+                                          "nctaid",
+                                          "smid",
+                                          "nsmid",
+                                          "gridid",
+                                          "lanemask_eq",
+                                          "lanemask_le",
+                                          "lanemask_lt",
+                                          "lanemask_ge",
+                                          "lanemask_gt",
+                                          "clock",
+                                          "clock_hi",
+                                          "clock64",
+                                          "globaltimer",
+                                          "globaltimer_lo",
+                                          "globaltimer_hi",
+                                          "total_smem_size",
+                                          "aggr_smem_size",
+                                          "dynamic_smem_size",
+                                          "is_explicit_cluster",
+                                          "clusterid",
+                                          "nclusterid",
+                                          "cluster_ctaid",
+                                          "cluster_nctaid",
+                                          "cluster_ctarank",
+                                          "cluster_nctarank",
+                                          "current_graph_exec",
+                                          "reserved_smem_offset_begin",
+                                          "reserved_smem_offset_end",
+                                          "reserved_smem_offset_cap",
+                                          "reserved_smem_offset_0",
+                                          "reserved_smem_offset_1"};
   StringRef base = name.take_until([](char c) { return c == '.'; });
   if (names.contains(base))
     return true;
@@ -414,12 +440,13 @@ ParseResult Parser::parseImmediate(Attribute &result, bool negate) {
     consume();
     return success();
   }
-  bool hex = token.spelling.starts_with("0x") || token.spelling.starts_with("0X");
+  bool hex =
+      token.spelling.starts_with("0x") || token.spelling.starts_with("0X");
   int64_t value;
   if (parseInteger(value, "integer"))
     return failure();
-  result = IntImmAttr::get(
-      context, negate ? int64_t(0 - uint64_t(value)) : value, hex);
+  result = IntImmAttr::get(context,
+                           negate ? int64_t(0 - uint64_t(value)) : value, hex);
   return success();
 }
 
@@ -435,13 +462,11 @@ ParseResult Parser::parseOperandList(Token::Kind close,
     ops.push_back(operand);
   } while (consumeIf(Token::comma));
   if (!consumeIf(close))
-    return emitExpected(close == Token::r_brace ? "',' or '}'"
-                                                : "',' or ')'");
+    return emitExpected(close == Token::r_brace ? "',' or '}'" : "',' or ')'");
   return success();
 }
 
-ParseResult Parser::parseOperand(Attribute &result, bool isBranch,
-                                 bool &bare) {
+ParseResult Parser::parseOperand(Attribute &result, bool isBranch, bool &bare) {
   switch (token.kind) {
   case Token::identifier: {
     StringRef name = token.spelling;
@@ -563,8 +588,7 @@ ParseResult Parser::parseInstruction(InstructionSyntax &result) {
     StringRef base = fullOpcode.take_front(dot);
     while (dot != StringRef::npos) {
       size_t next = fullOpcode.find('.', dot + 1);
-      modifiers.push_back(
-          getString(fullOpcode.slice(dot + 1, next)));
+      modifiers.push_back(getString(fullOpcode.slice(dot + 1, next)));
       dot = next;
     }
     cached = {getString(base), ArrayAttr::get(context, modifiers)};
@@ -637,8 +661,7 @@ ParseResult Parser::parseRegisterDecl(RegisterDeclSyntax &result) {
     IntegerAttr count;
     if (consumeIf(Token::less)) {
       int64_t n;
-      if (parseInteger(n, "register count") ||
-          expect(Token::greater, "'>'"))
+      if (parseInteger(n, "register count") || expect(Token::greater, "'>'"))
         return failure();
       if (n < 0)
         return emitError("register count must not be negative");
@@ -911,8 +934,7 @@ ParseResult Parser::parseModuleHeader(ModuleHeaderSyntax &result) {
         return failure();
       if (size != 32 && size != 64)
         return emitError("address size must be 32 or 64");
-      result.addressSize =
-          getI32(size);
+      result.addressSize = getI32(size);
     } else {
       break;
     }
@@ -956,7 +978,8 @@ ParseResult Parser::parseFile(FileSyntax &result) {
   if (rest.consume_front(","))
     result.extra = getString(rest.trim());
   else if (!rest.empty())
-    return emitError(rest.data(), "expected ',' or end of line after file name");
+    return emitError(rest.data(),
+                     "expected ',' or end of line after file name");
   consume();
   return success();
 }
@@ -1045,8 +1068,7 @@ void gpuopt::ptx::printOperand(Attribute operand, llvm::raw_ostream &os) {
   } else if (auto vec = dyn_cast<VectorAttr>(operand)) {
     os << '{';
     llvm::interleave(
-        vec.getElements(), os, [&](Attribute a) { printOperand(a, os); },
-        ", ");
+        vec.getElements(), os, [&](Attribute a) { printOperand(a, os); }, ", ");
     os << '}';
   } else if (auto list = dyn_cast<ListAttr>(operand)) {
     os << '(';
@@ -1103,8 +1125,8 @@ static void printVariableFields(OpT op, StringRef name, llvm::raw_ostream &os) {
   if (auto attrs = op.getVarAttributes()) {
     os << " .attribute(";
     llvm::interleave(
-        *attrs, os,
-        [&](Attribute a) { os << cast<StringAttr>(a).getValue(); }, ", ");
+        *attrs, os, [&](Attribute a) { os << cast<StringAttr>(a).getValue(); },
+        ", ");
     os << ')';
   }
   if (auto align = op.getAlign())
@@ -1130,8 +1152,7 @@ void gpuopt::ptx::printVariable(Operation *op, llvm::raw_ostream &os) {
 }
 
 void gpuopt::ptx::printLoc(LocOp op, llvm::raw_ostream &os) {
-  os << ".loc " << op.getFile() << ' ' << op.getLine() << ' '
-     << op.getColumn();
+  os << ".loc " << op.getFile() << ' ' << op.getLine() << ' ' << op.getColumn();
   if (auto extra = op.getExtra())
     os << ", " << *extra;
 }
@@ -1240,8 +1261,8 @@ void gpuopt::ptx::printFunctionHeader(Operation *function,
 }
 
 void gpuopt::ptx::printForwardDecl(ForwardDeclOp decl, llvm::raw_ostream &os) {
-  Operation *function = SymbolTable::lookupNearestSymbolFrom(
-      decl, decl.getFunctionAttr());
+  Operation *function =
+      SymbolTable::lookupNearestSymbolFrom(decl, decl.getFunctionAttr());
   // The prototype's linkage, which may differ from the definition's.
   StringRef linkage = decl.getLinkage().value_or("");
   if (auto entry = dyn_cast_or_null<EntryOp>(function))

@@ -219,9 +219,10 @@ public:
 private:
   mlir::ParseResult parseOperand(mlir::Attribute &result, bool isBranch,
                                  bool &bare);
-  mlir::ParseResult parseOperandList(Token::Kind close,
-                                     llvm::SmallVectorImpl<mlir::Attribute> &ops,
-                                     bool isBranch, bool &bare);
+  mlir::ParseResult
+  parseOperandList(Token::Kind close,
+                   llvm::SmallVectorImpl<mlir::Attribute> &ops, bool isBranch,
+                   bool &bare);
   mlir::ParseResult parseImmediate(mlir::Attribute &result, bool negate);
   mlir::ParseResult parseParamList(mlir::ArrayAttr &result);
   mlir::ParseResult parseParam(mlir::Attribute &result);

@@ -92,9 +92,9 @@ FailureOr<PTXModuleOp> Importer::importModule(Block *into, StringRef name) {
     return mlir::emitError(loc, "a PTX module must declare '.target'"),
            failure();
   builder.setInsertionPointToEnd(into);
-  auto module = PTXModuleOp::create(builder, loc, name,
-                                    header.version.getValue(), header.target,
-                                    header.addressSize);
+  auto module =
+      PTXModuleOp::create(builder, loc, name, header.version.getValue(),
+                          header.target, header.addressSize);
   builder.setInsertionPointToEnd(module.getBodyBlock());
   while (!parser.getToken().is(Token::eof)) {
     if (failed(parseTopLevelStatement())) {
@@ -179,8 +179,8 @@ LogicalResult Importer::parseFunction() {
   if (header.isEntry) {
     body = &EntryOp::create(builder, loc, header.name, header.linkage,
                             header.params, header.results, header.maxntid,
-                            header.reqntid, header.minnctapersm,
-                            header.maxnreg, header.directives)
+                            header.reqntid, header.minnctapersm, header.maxnreg,
+                            header.directives)
                 .getBody();
   } else {
     body = &FuncOp::create(builder, loc, header.name, header.linkage,
@@ -297,17 +297,16 @@ LogicalResult Importer::parseBodyStatement() {
     InstructionSyntax syntax;
     if (parser.parseInstruction(syntax))
       return failure();
-    auto inst = InstOp::create(
-        builder, loc, syntax.guard,
-        syntax.guardNegated ? builder.getUnitAttr() : UnitAttr(),
-        syntax.opcode, syntax.modifiers, syntax.operands);
+    auto inst =
+        InstOp::create(builder, loc, syntax.guard,
+                       syntax.guardNegated ? builder.getUnitAttr() : UnitAttr(),
+                       syntax.opcode, syntax.modifiers, syntax.operands);
     if (syntax.hasBareIdentifier)
       bareCandidates.push_back(inst);
     return success();
   }
   default:
-    return parser.emitExpected("an instruction, declaration or '}'"),
-           failure();
+    return parser.emitExpected("an instruction, declaration or '}'"), failure();
   }
 }
 

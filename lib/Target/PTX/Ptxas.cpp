@@ -48,9 +48,9 @@ FailureOr<std::string> gpuopt::assembleWithPtxas(llvm::StringRef ptx,
            failure();
 
   llvm::SmallString<128> input, output, log;
-  for (auto [path, suffix] : {std::pair(&input, "ptx"),
-                              std::pair(&output, "cubin"),
-                              std::pair(&log, "log")}) {
+  for (auto [path, suffix] :
+       {std::pair(&input, "ptx"), std::pair(&output, "cubin"),
+        std::pair(&log, "log")}) {
     if (std::error_code ec =
             llvm::sys::fs::createTemporaryFile("gpu-opt", suffix, *path))
       return emitError(loc, "cannot create a temporary file: ") << ec.message(),
@@ -66,8 +66,8 @@ FailureOr<std::string> gpuopt::assembleWithPtxas(llvm::StringRef ptx,
     os << ptx;
   }
 
-  std::vector<llvm::StringRef> args = {*ptxas, "-arch", options.chip, input,
-                                       "-o", output};
+  std::vector<llvm::StringRef> args = {*ptxas, "-arch", options.chip,
+                                       input,  "-o",    output};
   for (const std::string &arg : options.extraArgs)
     args.push_back(arg);
   std::optional<llvm::StringRef> redirects[] = {std::nullopt, log.str(),
@@ -84,9 +84,8 @@ FailureOr<std::string> gpuopt::assembleWithPtxas(llvm::StringRef ptx,
     return emitError(loc, "cannot run ") << *ptxas << ": " << errorMessage,
            failure();
   if (rc != 0)
-    return emitError(loc, "ptxas failed (exit code ")
-               << rc << "):\n"
-               << readLog(),
+    return emitError(loc, "ptxas failed (exit code ") << rc << "):\n"
+                                                      << readLog(),
            failure();
   auto cubin = llvm::MemoryBuffer::getFile(output, /*IsText=*/false);
   if (!cubin)
