@@ -53,3 +53,15 @@ if smi:
             config.available_features.add("cuda")
     except (OSError, subprocess.SubprocessError):
         pass
+
+# The runtime: gpu-run, its GoogleTest unit tests, and the stand-in CUDA
+# driver that lets gpu-run's tests run without a GPU (unittests/Runtime).
+llvm_config.add_tool_substitutions(["gpu-run"], [config.gpuopt_tools_dir])
+config.substitutions.append(
+    ("%gpuopt_runtime_unittests",
+     os.path.join(config.gpuopt_obj_root, "unittests", "Runtime",
+                  "GPUOptRuntimeTests")))
+config.substitutions.append(
+    ("%fakecuda",
+     os.path.join(config.gpuopt_obj_root, "unittests", "Runtime",
+                  "libfakecuda_emulated.so")))

@@ -10,7 +10,7 @@ BUILD_DIR=${BUILD_DIR:-$GPUOPT_ROOT/build}
 LLVM_PREFIX=${LLVM_PREFIX:-/usr/lib/llvm-22}
 export GPUOPT_ROOT BUILD_DIR
 
-_gpuopt_apt_packages="cmake ninja-build g++ llvm-22-dev libmlir-22-dev mlir-22-tools libyaml-cpp-dev"
+_gpuopt_apt_packages="cmake ninja-build g++ llvm-22-dev libmlir-22-dev mlir-22-tools libyaml-cpp-dev nlohmann-json3-dev libgtest-dev"
 
 gpuopt_install_packages() {
   local missing=()

@@ -1,0 +1,186 @@
+//===- Manifest.h - Launch manifests ----------------------------*- C++ -*-===//
+//
+// A launch manifest is the contract between the compiler and whatever runs
+// its output: which module, which kernels, how their parameters are laid
+// out, how they are launched, and (for fused or probed kernels) how the
+// original kernels' arguments map onto the new ones and which parameters are
+// probe buffers of which layout. It is JSON so that Python and other tools
+// read it without this library. docs/manifest.md is the schema's reference.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GPUOPT_RUNTIME_MANIFEST_H
+#define GPUOPT_RUNTIME_MANIFEST_H
+
+#include "gpuopt/Runtime/Status.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpuopt::runtime {
+
+/// A CUDA grid or block shape.
+struct Dim3 {
+  uint64_t X = 1, Y = 1, Z = 1;
+  uint64_t count() const { return X * Y * Z; }
+  bool operator==(const Dim3 &O) const {
+    return X == O.X && Y == O.Y && Z == O.Z;
+  }
+  bool operator!=(const Dim3 &O) const { return !(*this == O); }
+};
+std::string toString(const Dim3 &D);
+
+enum class ParamKind {
+  Scalar,  ///< A value of a PTX fundamental type.
+  Pointer, ///< A 64-bit address (PTX `.ptr`, or known from the source).
+  Bytes,   ///< An aggregate passed by value (`.align A .b8 name[N]`).
+};
+const char *toString(ParamKind K);
+
+/// One kernel parameter and its place in the parameter buffer.
+struct ParamInfo {
+  std::string Name;
+  /// PTX type without the dot: "u32", "f32", "b8" ...
+  std::string Type;
+  uint64_t Size = 0;
+  uint64_t Align = 0;
+  uint64_t Offset = 0;
+  ParamKind Kind = ParamKind::Scalar;
+  /// For pointers, the state space pointed to ("global" ...); may be empty.
+  std::string Space;
+  /// For pointers, the alignment of the pointee (`.ptr .align N`), or 0.
+  uint64_t PointeeAlign = 0;
+
+  bool operator==(const ParamInfo &O) const;
+};
+
+/// How a kernel is launched. std::nullopt means "given at run time".
+struct LaunchInfo {
+  std::optional<Dim3> Block;
+  std::optional<Dim3> Grid;
+  std::optional<uint64_t> DynamicSmem;
+  /// The `.maxntid` bound, when the kernel declares one.
+  std::optional<Dim3> MaxThreads;
+
+  bool operator==(const LaunchInfo &O) const;
+};
+
+/// Resource usage reported by ptxas or the driver, when known.
+struct ResourceInfo {
+  std::optional<uint64_t> Registers;
+  std::optional<uint64_t> StaticSmem;
+  std::optional<uint64_t> LocalBytes;
+
+  bool operator==(const ResourceInfo &O) const;
+};
+
+/// One original kernel of a horizontally fused kernel (reserved for the
+/// fusion passes; see docs/manifest.md).
+struct FusedPart {
+  std::string Kernel;
+  /// The module the kernel came from, when known.
+  std::string Module;
+  /// The fused block's threads [ThreadsLo, ThreadsHi) run this kernel.
+  uint64_t ThreadsLo = 0, ThreadsHi = 0;
+  /// The kernel's own block shape (its thread count is ThreadsHi - ThreadsLo).
+  std::optional<Dim3> Block;
+  /// The kernel's own grid; fused blocks past it skip this part.
+  std::optional<Dim3> Grid;
+  /// Where this kernel's dynamic shared memory starts in the fused kernel's,
+  /// and how much it needs.
+  uint64_t DynamicSmemOffset = 0;
+  std::optional<uint64_t> DynamicSmem;
+  /// ArgMap[i] is the fused kernel's parameter that receives the original
+  /// kernel's parameter i.
+  std::vector<uint64_t> ArgMap;
+
+  bool operator==(const FusedPart &O) const;
+};
+
+enum class ProbeLevel { Thread, Warp, Block };
+const char *toString(ProbeLevel L);
+
+struct ProbeField {
+  std::string Name;
+  /// PTX type without the dot.
+  std::string Type;
+  uint64_t Offset = 0;
+
+  bool operator==(const ProbeField &O) const;
+};
+
+/// One probe record buffer (reserved for the probe passes).
+struct ProbeBuffer {
+  std::string Name;
+  /// The kernel parameter that receives the buffer's address.
+  uint64_t Param = 0;
+  ProbeLevel Level = ProbeLevel::Thread;
+  /// Records per thread, warp or block.
+  uint64_t Capacity = 0;
+  uint64_t RecordBytes = 0;
+  std::vector<ProbeField> Fields;
+
+  /// grid blocks * (threads, warps or 1 per block) * capacity * record bytes.
+  uint64_t bufferBytes(const Dim3 &Grid, const Dim3 &Block) const;
+  bool operator==(const ProbeBuffer &O) const;
+};
+
+struct KernelInfo {
+  std::string Name;
+  std::vector<ParamInfo> Params;
+  LaunchInfo Launch;
+  ResourceInfo Resources;
+  std::vector<FusedPart> FusedFrom;
+  std::vector<ProbeBuffer> Probes;
+
+  /// Size of the packed parameter buffer (end of the last parameter).
+  uint64_t paramBytes() const;
+  bool operator==(const KernelInfo &O) const;
+};
+
+struct ModuleInfo {
+  /// The PTX or cubin file; a relative path is relative to the manifest.
+  std::string Path;
+  /// "ptx" or "cubin".
+  std::string Format;
+  /// The chip, e.g. "sm_90a"; may be empty.
+  std::string Target;
+
+  bool operator==(const ModuleInfo &O) const;
+};
+
+struct Manifest {
+  static constexpr int CurrentVersion = 1;
+  ModuleInfo Module;
+  std::vector<KernelInfo> Kernels;
+
+  const KernelInfo *findKernel(std::string_view Name) const;
+  bool operator==(const Manifest &O) const;
+};
+
+/// Parses and validates manifest JSON. Errors read
+/// "<Source>: <json.path>: <what>", e.g.
+/// "m.json: kernels[0].params[2].size: expected an unsigned integer".
+Expected<Manifest> parseManifest(std::string_view Text,
+                                 const std::string &Source = "manifest");
+/// Reads and parses a manifest file.
+Expected<Manifest> readManifest(const std::string &Path);
+/// Serialises a manifest as indented JSON (keys in schema order).
+std::string writeManifest(const Manifest &M);
+/// Checks what the JSON types cannot: layout (offsets aligned, in order, not
+/// overlapping), thread ranges, argument maps and probe parameters in range.
+/// Errors name the JSON path of the offending value.
+Status validateManifest(const Manifest &M);
+
+/// Size and alignment of a PTX fundamental type name ("u32", "f16x2", "b64"
+/// ...); std::nullopt if the name is not one.
+std::optional<uint64_t> ptxTypeSize(std::string_view Type);
+/// True for the floating-point PTX types (f16, bf16, f32, f64, and pairs).
+bool isPTXFloatType(std::string_view Type);
+
+} // namespace gpuopt::runtime
+
+#endif // GPUOPT_RUNTIME_MANIFEST_H

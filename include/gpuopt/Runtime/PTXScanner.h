@@ -1,0 +1,36 @@
+//===- PTXScanner.h - Launch manifests from PTX entry headers ---*- C++ -*-===//
+//
+// gpu-run must run any PTX file, also one that comes with no manifest (nvcc
+// or Triton output). The kernel headers carry what a launch needs: entry
+// names, parameter types, alignments and array sizes (hence the parameter
+// layout), and `.reqntid` / `.maxntid`. This scanner reads only those
+// headers and skips bodies by brace matching, so it is self-contained (the
+// runtime does not link the MLIR PTX importer) and fast on large files.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GPUOPT_RUNTIME_PTXSCANNER_H
+#define GPUOPT_RUNTIME_PTXSCANNER_H
+
+#include "gpuopt/Runtime/Manifest.h"
+
+#include <string>
+#include <string_view>
+
+namespace gpuopt::runtime {
+
+/// Builds a manifest for the `.entry` kernels of a PTX module. module.path is
+/// Source, module.target the `.target` chip. Per kernel: parameters laid out
+/// with their natural (or `.align`) alignment, kind "pointer" for `.ptr`
+/// parameters and "bytes" for arrays; launch.block from `.reqntid` (else
+/// "runtime"), launch.max_threads from `.maxntid`, launch.grid "runtime",
+/// and launch.dynamic_smem "runtime" when the module declares an
+/// `.extern .shared` array (its size is the launcher's choice), else 0.
+/// Errors read "<Source>:<line>:<col>: error: <what was expected>".
+Expected<Manifest> scanPTX(std::string_view Text, const std::string &Source);
+/// Reads a PTX file and scans it.
+Expected<Manifest> scanPTXFile(const std::string &Path);
+
+} // namespace gpuopt::runtime
+
+#endif // GPUOPT_RUNTIME_PTXSCANNER_H

@@ -1,0 +1,899 @@
+//===- Manifest.cpp - Reading and writing launch manifests ----------------===//
+//
+// JSON through nlohmann-json (header only, so the runtime stays free of other
+// libraries). Reading is strict: unknown keys and wrong types are errors that
+// name the JSON path, because a manifest that is silently misread launches a
+// kernel with wrong arguments.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gpuopt/Runtime/Manifest.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <fstream>
+#include <initializer_list>
+#include <sstream>
+
+using namespace gpuopt::runtime;
+using json = nlohmann::json;
+using ojson = nlohmann::ordered_json;
+
+//===----------------------------------------------------------------------===//
+// Small helpers
+//===----------------------------------------------------------------------===//
+
+std::string gpuopt::runtime::toString(const Dim3 &D) {
+  return std::to_string(D.X) + "," + std::to_string(D.Y) + "," +
+         std::to_string(D.Z);
+}
+
+const char *gpuopt::runtime::toString(ParamKind K) {
+  switch (K) {
+  case ParamKind::Scalar:
+    return "scalar";
+  case ParamKind::Pointer:
+    return "pointer";
+  case ParamKind::Bytes:
+    return "bytes";
+  }
+  return "scalar";
+}
+
+const char *gpuopt::runtime::toString(ProbeLevel L) {
+  switch (L) {
+  case ProbeLevel::Thread:
+    return "thread";
+  case ProbeLevel::Warp:
+    return "warp";
+  case ProbeLevel::Block:
+    return "block";
+  }
+  return "thread";
+}
+
+std::optional<uint64_t> gpuopt::runtime::ptxTypeSize(std::string_view T) {
+  static const std::pair<const char *, uint64_t> Sizes[] = {
+      {"u8", 1},  {"s8", 1},  {"b8", 1},    {"u16", 2},    {"s16", 2},
+      {"b16", 2}, {"f16", 2}, {"bf16", 2},  {"u32", 4},    {"s32", 4},
+      {"b32", 4}, {"f32", 4}, {"f16x2", 4}, {"bf16x2", 4}, {"u64", 8},
+      {"s64", 8}, {"b64", 8}, {"f64", 8},   {"b128", 16}};
+  for (const auto &[Name, Size] : Sizes)
+    if (T == Name)
+      return Size;
+  return std::nullopt;
+}
+
+bool gpuopt::runtime::isPTXFloatType(std::string_view T) {
+  return T == "f16" || T == "bf16" || T == "f32" || T == "f64" ||
+         T == "f16x2" || T == "bf16x2";
+}
+
+static bool isPowerOf2(uint64_t V) { return V && !(V & (V - 1)); }
+
+uint64_t ProbeBuffer::bufferBytes(const Dim3 &Grid, const Dim3 &Block) const {
+  uint64_t PerBlock = 1;
+  switch (Level) {
+  case ProbeLevel::Thread:
+    PerBlock = Block.count();
+    break;
+  case ProbeLevel::Warp:
+    PerBlock = (Block.count() + 31) / 32;
+    break;
+  case ProbeLevel::Block:
+    PerBlock = 1;
+    break;
+  }
+  return Grid.count() * PerBlock * Capacity * RecordBytes;
+}
+
+uint64_t KernelInfo::paramBytes() const {
+  uint64_t End = 0;
+  for (const ParamInfo &P : Params)
+    End = std::max(End, P.Offset + P.Size);
+  return End;
+}
+
+const KernelInfo *Manifest::findKernel(std::string_view Name) const {
+  for (const KernelInfo &K : Kernels)
+    if (K.Name == Name)
+      return &K;
+  return nullptr;
+}
+
+bool ParamInfo::operator==(const ParamInfo &O) const {
+  return Name == O.Name && Type == O.Type && Size == O.Size &&
+         Align == O.Align && Offset == O.Offset && Kind == O.Kind &&
+         Space == O.Space && PointeeAlign == O.PointeeAlign;
+}
+bool LaunchInfo::operator==(const LaunchInfo &O) const {
+  return Block == O.Block && Grid == O.Grid && DynamicSmem == O.DynamicSmem &&
+         MaxThreads == O.MaxThreads;
+}
+bool ResourceInfo::operator==(const ResourceInfo &O) const {
+  return Registers == O.Registers && StaticSmem == O.StaticSmem &&
+         LocalBytes == O.LocalBytes;
+}
+bool FusedPart::operator==(const FusedPart &O) const {
+  return Kernel == O.Kernel && Module == O.Module && ThreadsLo == O.ThreadsLo &&
+         ThreadsHi == O.ThreadsHi && Block == O.Block && Grid == O.Grid &&
+         DynamicSmemOffset == O.DynamicSmemOffset &&
+         DynamicSmem == O.DynamicSmem && ArgMap == O.ArgMap;
+}
+bool ProbeField::operator==(const ProbeField &O) const {
+  return Name == O.Name && Type == O.Type && Offset == O.Offset;
+}
+bool ProbeBuffer::operator==(const ProbeBuffer &O) const {
+  return Name == O.Name && Param == O.Param && Level == O.Level &&
+         Capacity == O.Capacity && RecordBytes == O.RecordBytes &&
+         Fields == O.Fields;
+}
+bool KernelInfo::operator==(const KernelInfo &O) const {
+  return Name == O.Name && Params == O.Params && Launch == O.Launch &&
+         Resources == O.Resources && FusedFrom == O.FusedFrom &&
+         Probes == O.Probes;
+}
+bool ModuleInfo::operator==(const ModuleInfo &O) const {
+  return Path == O.Path && Format == O.Format && Target == O.Target;
+}
+bool Manifest::operator==(const Manifest &O) const {
+  return Module == O.Module && Kernels == O.Kernels;
+}
+
+//===----------------------------------------------------------------------===//
+// Reading
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Reads one manifest; every error names the JSON path of the bad value.
+class ManifestReader {
+public:
+  explicit ManifestReader(std::string Source) : Source(std::move(Source)) {}
+
+  Status read(const json &Root, Manifest &M);
+
+private:
+  Status fail(const std::string &Path, const std::string &What) const {
+    return Status::error(Source + ": " + Path + ": " + What);
+  }
+
+  static std::string member(const std::string &Path, const char *Key) {
+    return Path.empty() ? Key : Path + "." + Key;
+  }
+  static std::string element(const std::string &Path, size_t I) {
+    return Path + "[" + std::to_string(I) + "]";
+  }
+
+  Status expectObject(const json &J, const std::string &Path,
+                      std::initializer_list<const char *> Keys) const;
+  Status getUInt(const json &V, const std::string &Path, uint64_t &Out) const;
+  Status getString(const json &V, const std::string &Path,
+                   std::string &Out) const;
+  Status getDim3(const json &V, const std::string &Path, Dim3 &Out) const;
+  Status getDim3OrRuntime(const json &V, const std::string &Path,
+                          std::optional<Dim3> &Out) const;
+  Status getUIntOrRuntime(const json &V, const std::string &Path,
+                          std::optional<uint64_t> &Out) const;
+  Status getArray(const json &Obj, const std::string &Path, const char *Key,
+                  bool Required, const json *&Out) const;
+
+  Status readParam(const json &J, const std::string &Path, ParamInfo &P) const;
+  Status readLaunch(const json &J, const std::string &Path,
+                    LaunchInfo &L) const;
+  Status readResources(const json &J, const std::string &Path,
+                       ResourceInfo &R) const;
+  Status readFused(const json &J, const std::string &Path, FusedPart &F) const;
+  Status readProbe(const json &J, const std::string &Path,
+                   ProbeBuffer &P) const;
+  Status readKernel(const json &J, const std::string &Path,
+                    KernelInfo &K) const;
+
+  std::string Source;
+};
+} // namespace
+
+static const char *jsonTypeName(const json &V) {
+  if (V.is_number_unsigned())
+    return "an unsigned integer";
+  if (V.is_number_integer())
+    return "a negative integer";
+  if (V.is_number_float())
+    return "a number with a fraction";
+  return V.type_name();
+}
+
+Status
+ManifestReader::expectObject(const json &J, const std::string &Path,
+                             std::initializer_list<const char *> Keys) const {
+  if (!J.is_object())
+    return fail(Path.empty() ? "(top level)" : Path,
+                std::string("expected an object, got ") + jsonTypeName(J));
+  for (const auto &Item : J.items()) {
+    bool Known = std::any_of(Keys.begin(), Keys.end(),
+                             [&](const char *K) { return Item.key() == K; });
+    if (!Known) {
+      std::string Allowed;
+      for (const char *K : Keys)
+        Allowed += std::string(Allowed.empty() ? "" : ", ") + K;
+      return fail(member(Path, Item.key().c_str()),
+                  "unknown key (expected one of: " + Allowed + ")");
+    }
+  }
+  return Status::success();
+}
+
+Status ManifestReader::getUInt(const json &V, const std::string &Path,
+                               uint64_t &Out) const {
+  if (!V.is_number_unsigned())
+    return fail(Path, std::string("expected an unsigned integer, got ") +
+                          jsonTypeName(V));
+  Out = V.get<uint64_t>();
+  return Status::success();
+}
+
+Status ManifestReader::getString(const json &V, const std::string &Path,
+                                 std::string &Out) const {
+  if (!V.is_string())
+    return fail(Path, std::string("expected a string, got ") + jsonTypeName(V));
+  Out = V.get<std::string>();
+  return Status::success();
+}
+
+Status ManifestReader::getDim3(const json &V, const std::string &Path,
+                               Dim3 &Out) const {
+  if (!V.is_array() || V.empty() || V.size() > 3)
+    return fail(Path, "expected an array of 1 to 3 positive integers");
+  uint64_t Dims[3] = {1, 1, 1};
+  for (size_t I = 0; I < V.size(); ++I) {
+    if (Status S = getUInt(V[I], element(Path, I), Dims[I]))
+      return S;
+    if (Dims[I] == 0)
+      return fail(element(Path, I), "expected a positive integer, got 0");
+  }
+  Out = {Dims[0], Dims[1], Dims[2]};
+  return Status::success();
+}
+
+Status ManifestReader::getDim3OrRuntime(const json &V, const std::string &Path,
+                                        std::optional<Dim3> &Out) const {
+  if (V.is_string()) {
+    if (V.get<std::string>() != "runtime")
+      return fail(Path, "expected \"runtime\" or an array of 1 to 3 positive "
+                        "integers");
+    Out.reset();
+    return Status::success();
+  }
+  Dim3 D;
+  if (Status S = getDim3(V, Path, D))
+    return S;
+  Out = D;
+  return Status::success();
+}
+
+Status ManifestReader::getUIntOrRuntime(const json &V, const std::string &Path,
+                                        std::optional<uint64_t> &Out) const {
+  if (V.is_string()) {
+    if (V.get<std::string>() != "runtime")
+      return fail(Path, "expected \"runtime\" or an unsigned integer");
+    Out.reset();
+    return Status::success();
+  }
+  uint64_t U = 0;
+  if (Status S = getUInt(V, Path, U))
+    return S;
+  Out = U;
+  return Status::success();
+}
+
+Status ManifestReader::getArray(const json &Obj, const std::string &Path,
+                                const char *Key, bool Required,
+                                const json *&Out) const {
+  Out = nullptr;
+  auto It = Obj.find(Key);
+  if (It == Obj.end()) {
+    if (Required)
+      return fail(member(Path, Key), "missing");
+    return Status::success();
+  }
+  if (!It->is_array())
+    return fail(member(Path, Key),
+                std::string("expected an array, got ") + jsonTypeName(*It));
+  Out = &*It;
+  return Status::success();
+}
+
+/// Looks up a required member; yields a "missing" error naming its path.
+#define REQUIRED(OBJ, PATH, KEY, VAR)                                          \
+  auto VAR##It = (OBJ).find(KEY);                                              \
+  if (VAR##It == (OBJ).end())                                                  \
+    return fail(member(PATH, KEY), "missing");                                 \
+  const json &VAR = *VAR##It
+
+Status ManifestReader::readParam(const json &J, const std::string &Path,
+                                 ParamInfo &P) const {
+  if (Status S = expectObject(J, Path,
+                              {"name", "type", "size", "align", "offset",
+                               "kind", "space", "pointee_align"}))
+    return S;
+  REQUIRED(J, Path, "name", Name);
+  if (Status S = getString(Name, member(Path, "name"), P.Name))
+    return S;
+  REQUIRED(J, Path, "type", Type);
+  if (Status S = getString(Type, member(Path, "type"), P.Type))
+    return S;
+  std::optional<uint64_t> TypeSize = ptxTypeSize(P.Type);
+  if (!TypeSize)
+    return fail(member(Path, "type"),
+                "'" + P.Type +
+                    "' is not a PTX fundamental type (u32, f32, "
+                    "b64 ...; no leading dot)");
+  REQUIRED(J, Path, "size", Size);
+  if (Status S = getUInt(Size, member(Path, "size"), P.Size))
+    return S;
+  REQUIRED(J, Path, "align", Align);
+  if (Status S = getUInt(Align, member(Path, "align"), P.Align))
+    return S;
+  if (!isPowerOf2(P.Align))
+    return fail(member(Path, "align"),
+                "expected a power of two, got " + std::to_string(P.Align));
+  REQUIRED(J, Path, "offset", Offset);
+  if (Status S = getUInt(Offset, member(Path, "offset"), P.Offset))
+    return S;
+  REQUIRED(J, Path, "kind", Kind);
+  std::string KindName;
+  if (Status S = getString(Kind, member(Path, "kind"), KindName))
+    return S;
+  if (KindName == "scalar")
+    P.Kind = ParamKind::Scalar;
+  else if (KindName == "pointer")
+    P.Kind = ParamKind::Pointer;
+  else if (KindName == "bytes")
+    P.Kind = ParamKind::Bytes;
+  else
+    return fail(member(Path, "kind"), "expected \"scalar\", \"pointer\" or "
+                                      "\"bytes\", got \"" +
+                                          KindName + "\"");
+  if (auto It = J.find("space"); It != J.end())
+    if (Status S = getString(*It, member(Path, "space"), P.Space))
+      return S;
+  if (auto It = J.find("pointee_align"); It != J.end())
+    if (Status S = getUInt(*It, member(Path, "pointee_align"), P.PointeeAlign))
+      return S;
+
+  // The size must agree with the type and kind.
+  switch (P.Kind) {
+  case ParamKind::Scalar:
+    if (P.Size != *TypeSize)
+      return fail(member(Path, "size"),
+                  std::to_string(P.Size) + " does not match type " + P.Type +
+                      " (" + std::to_string(*TypeSize) + " bytes)");
+    break;
+  case ParamKind::Pointer:
+    if (P.Size != 8 || *TypeSize != 8)
+      return fail(member(Path, "size"),
+                  "a pointer parameter is 8 bytes of type u64, s64 or b64");
+    break;
+  case ParamKind::Bytes:
+    if (P.Size == 0 || P.Size % *TypeSize)
+      return fail(member(Path, "size"),
+                  std::to_string(P.Size) + " is not a positive multiple of " +
+                      P.Type + " (" + std::to_string(*TypeSize) + " bytes)");
+    break;
+  }
+  if (P.Kind != ParamKind::Pointer && (!P.Space.empty() || P.PointeeAlign))
+    return fail(Path, "'space' and 'pointee_align' apply to pointers only");
+  return Status::success();
+}
+
+Status ManifestReader::readLaunch(const json &J, const std::string &Path,
+                                  LaunchInfo &L) const {
+  if (Status S = expectObject(J, Path,
+                              {"block", "grid", "dynamic_smem", "max_threads"}))
+    return S;
+  if (auto It = J.find("block"); It != J.end())
+    if (Status S = getDim3OrRuntime(*It, member(Path, "block"), L.Block))
+      return S;
+  if (auto It = J.find("grid"); It != J.end())
+    if (Status S = getDim3OrRuntime(*It, member(Path, "grid"), L.Grid))
+      return S;
+  if (auto It = J.find("dynamic_smem"); It != J.end())
+    if (Status S =
+            getUIntOrRuntime(*It, member(Path, "dynamic_smem"), L.DynamicSmem))
+      return S;
+  if (auto It = J.find("max_threads"); It != J.end()) {
+    Dim3 D;
+    if (Status S = getDim3(*It, member(Path, "max_threads"), D))
+      return S;
+    L.MaxThreads = D;
+  }
+  return Status::success();
+}
+
+Status ManifestReader::readResources(const json &J, const std::string &Path,
+                                     ResourceInfo &R) const {
+  if (Status S =
+          expectObject(J, Path, {"registers", "static_smem", "local_bytes"}))
+    return S;
+  const std::pair<const char *, std::optional<uint64_t> *> Fields[] = {
+      {"registers", &R.Registers},
+      {"static_smem", &R.StaticSmem},
+      {"local_bytes", &R.LocalBytes}};
+  for (auto [Key, Slot] : Fields) {
+    auto It = J.find(Key);
+    if (It == J.end())
+      continue;
+    uint64_t V = 0;
+    if (Status S = getUInt(*It, member(Path, Key), V))
+      return S;
+    *Slot = V;
+  }
+  return Status::success();
+}
+
+Status ManifestReader::readFused(const json &J, const std::string &Path,
+                                 FusedPart &F) const {
+  if (Status S =
+          expectObject(J, Path,
+                       {"kernel", "module", "threads", "block", "grid",
+                        "dynamic_smem_offset", "dynamic_smem", "arg_map"}))
+    return S;
+  REQUIRED(J, Path, "kernel", Kernel);
+  if (Status S = getString(Kernel, member(Path, "kernel"), F.Kernel))
+    return S;
+  if (auto It = J.find("module"); It != J.end())
+    if (Status S = getString(*It, member(Path, "module"), F.Module))
+      return S;
+  REQUIRED(J, Path, "threads", Threads);
+  std::string ThreadsPath = member(Path, "threads");
+  if (!Threads.is_array() || Threads.size() != 2)
+    return fail(ThreadsPath, "expected [lo, hi]");
+  if (Status S = getUInt(Threads[0], element(ThreadsPath, 0), F.ThreadsLo))
+    return S;
+  if (Status S = getUInt(Threads[1], element(ThreadsPath, 1), F.ThreadsHi))
+    return S;
+  if (auto It = J.find("block"); It != J.end())
+    if (Status S = getDim3OrRuntime(*It, member(Path, "block"), F.Block))
+      return S;
+  if (auto It = J.find("grid"); It != J.end())
+    if (Status S = getDim3OrRuntime(*It, member(Path, "grid"), F.Grid))
+      return S;
+  if (auto It = J.find("dynamic_smem_offset"); It != J.end())
+    if (Status S = getUInt(*It, member(Path, "dynamic_smem_offset"),
+                           F.DynamicSmemOffset))
+      return S;
+  if (auto It = J.find("dynamic_smem"); It != J.end())
+    if (Status S =
+            getUIntOrRuntime(*It, member(Path, "dynamic_smem"), F.DynamicSmem))
+      return S;
+  const json *Map = nullptr;
+  if (Status S = getArray(J, Path, "arg_map", /*Required=*/true, Map))
+    return S;
+  std::string MapPath = member(Path, "arg_map");
+  for (size_t I = 0; I < Map->size(); ++I) {
+    uint64_t V = 0;
+    if (Status S = getUInt((*Map)[I], element(MapPath, I), V))
+      return S;
+    F.ArgMap.push_back(V);
+  }
+  return Status::success();
+}
+
+Status ManifestReader::readProbe(const json &J, const std::string &Path,
+                                 ProbeBuffer &P) const {
+  if (Status S = expectObject(
+          J, Path,
+          {"name", "param", "level", "capacity", "record_bytes", "fields"}))
+    return S;
+  REQUIRED(J, Path, "name", Name);
+  if (Status S = getString(Name, member(Path, "name"), P.Name))
+    return S;
+  REQUIRED(J, Path, "param", Param);
+  if (Status S = getUInt(Param, member(Path, "param"), P.Param))
+    return S;
+  REQUIRED(J, Path, "level", Level);
+  std::string LevelName;
+  if (Status S = getString(Level, member(Path, "level"), LevelName))
+    return S;
+  if (LevelName == "thread")
+    P.Level = ProbeLevel::Thread;
+  else if (LevelName == "warp")
+    P.Level = ProbeLevel::Warp;
+  else if (LevelName == "block")
+    P.Level = ProbeLevel::Block;
+  else
+    return fail(member(Path, "level"),
+                "expected \"thread\", \"warp\" or \"block\", got \"" +
+                    LevelName + "\"");
+  REQUIRED(J, Path, "capacity", Capacity);
+  if (Status S = getUInt(Capacity, member(Path, "capacity"), P.Capacity))
+    return S;
+  REQUIRED(J, Path, "record_bytes", RecordBytes);
+  if (Status S =
+          getUInt(RecordBytes, member(Path, "record_bytes"), P.RecordBytes))
+    return S;
+  const json *Fields = nullptr;
+  if (Status S = getArray(J, Path, "fields", /*Required=*/true, Fields))
+    return S;
+  std::string FieldsPath = member(Path, "fields");
+  for (size_t I = 0; I < Fields->size(); ++I) {
+    const json &FJ = (*Fields)[I];
+    std::string FPath = element(FieldsPath, I);
+    if (Status S = expectObject(FJ, FPath, {"name", "type", "offset"}))
+      return S;
+    ProbeField F;
+    REQUIRED(FJ, FPath, "name", FName);
+    if (Status S = getString(FName, member(FPath, "name"), F.Name))
+      return S;
+    REQUIRED(FJ, FPath, "type", FType);
+    if (Status S = getString(FType, member(FPath, "type"), F.Type))
+      return S;
+    if (!ptxTypeSize(F.Type))
+      return fail(member(FPath, "type"),
+                  "'" + F.Type + "' is not a PTX fundamental type");
+    REQUIRED(FJ, FPath, "offset", FOffset);
+    if (Status S = getUInt(FOffset, member(FPath, "offset"), F.Offset))
+      return S;
+    P.Fields.push_back(std::move(F));
+  }
+  return Status::success();
+}
+
+Status ManifestReader::readKernel(const json &J, const std::string &Path,
+                                  KernelInfo &K) const {
+  if (Status S = expectObject(
+          J, Path,
+          {"name", "params", "launch", "resources", "fused_from", "probes"}))
+    return S;
+  REQUIRED(J, Path, "name", Name);
+  if (Status S = getString(Name, member(Path, "name"), K.Name))
+    return S;
+  if (K.Name.empty())
+    return fail(member(Path, "name"), "expected a non-empty string");
+  const json *Params = nullptr;
+  if (Status S = getArray(J, Path, "params", /*Required=*/true, Params))
+    return S;
+  std::string ParamsPath = member(Path, "params");
+  for (size_t I = 0; I < Params->size(); ++I) {
+    ParamInfo P;
+    if (Status S = readParam((*Params)[I], element(ParamsPath, I), P))
+      return S;
+    K.Params.push_back(std::move(P));
+  }
+  if (auto It = J.find("launch"); It != J.end())
+    if (Status S = readLaunch(*It, member(Path, "launch"), K.Launch))
+      return S;
+  if (auto It = J.find("resources"); It != J.end())
+    if (Status S = readResources(*It, member(Path, "resources"), K.Resources))
+      return S;
+  const json *Fused = nullptr;
+  if (Status S = getArray(J, Path, "fused_from", /*Required=*/false, Fused))
+    return S;
+  for (size_t I = 0; Fused && I < Fused->size(); ++I) {
+    FusedPart F;
+    if (Status S =
+            readFused((*Fused)[I], element(member(Path, "fused_from"), I), F))
+      return S;
+    K.FusedFrom.push_back(std::move(F));
+  }
+  const json *Probes = nullptr;
+  if (Status S = getArray(J, Path, "probes", /*Required=*/false, Probes))
+    return S;
+  for (size_t I = 0; Probes && I < Probes->size(); ++I) {
+    ProbeBuffer P;
+    if (Status S =
+            readProbe((*Probes)[I], element(member(Path, "probes"), I), P))
+      return S;
+    K.Probes.push_back(std::move(P));
+  }
+  return Status::success();
+}
+
+Status ManifestReader::read(const json &Root, Manifest &M) {
+  if (Status S =
+          expectObject(Root, "", {"manifest_version", "module", "kernels"}))
+    return S;
+  REQUIRED(Root, std::string(), "manifest_version", Version);
+  uint64_t V = 0;
+  if (Status S = getUInt(Version, "manifest_version", V))
+    return S;
+  if (V != Manifest::CurrentVersion)
+    return fail("manifest_version",
+                "unsupported version " + std::to_string(V) +
+                    " (this runtime reads version " +
+                    std::to_string(Manifest::CurrentVersion) + ")");
+
+  REQUIRED(Root, std::string(), "module", Module);
+  if (Status S = expectObject(Module, "module", {"path", "format", "target"}))
+    return S;
+  REQUIRED(Module, std::string("module"), "path", ModPath);
+  if (Status S = getString(ModPath, "module.path", M.Module.Path))
+    return S;
+  REQUIRED(Module, std::string("module"), "format", ModFormat);
+  if (Status S = getString(ModFormat, "module.format", M.Module.Format))
+    return S;
+  if (M.Module.Format != "ptx" && M.Module.Format != "cubin")
+    return fail("module.format", "expected \"ptx\" or \"cubin\", got \"" +
+                                     M.Module.Format + "\"");
+  if (auto It = Module.find("target"); It != Module.end())
+    if (Status S = getString(*It, "module.target", M.Module.Target))
+      return S;
+
+  const json *Kernels = nullptr;
+  if (Status S = getArray(Root, "", "kernels", /*Required=*/true, Kernels))
+    return S;
+  for (size_t I = 0; I < Kernels->size(); ++I) {
+    KernelInfo K;
+    if (Status S = readKernel((*Kernels)[I], element("kernels", I), K))
+      return S;
+    M.Kernels.push_back(std::move(K));
+  }
+  return Status::success();
+}
+
+#undef REQUIRED
+
+//===----------------------------------------------------------------------===//
+// Validation
+//===----------------------------------------------------------------------===//
+
+static Status validateWith(const Manifest &M, const std::string &Prefix) {
+  auto Fail = [&](const std::string &Path, const std::string &What) {
+    return Status::error(Prefix + Path + ": " + What);
+  };
+  for (size_t KI = 0; KI < M.Kernels.size(); ++KI) {
+    const KernelInfo &K = M.Kernels[KI];
+    std::string KPath = "kernels[" + std::to_string(KI) + "]";
+    for (size_t J = 0; J < KI; ++J)
+      if (M.Kernels[J].Name == K.Name)
+        return Fail(KPath + ".name", "duplicate kernel '" + K.Name +
+                                         "' (also kernels[" +
+                                         std::to_string(J) + "])");
+
+    uint64_t End = 0;
+    for (size_t PI = 0; PI < K.Params.size(); ++PI) {
+      const ParamInfo &P = K.Params[PI];
+      std::string PPath = KPath + ".params[" + std::to_string(PI) + "]";
+      if (!isPowerOf2(P.Align))
+        return Fail(PPath + ".align",
+                    "expected a power of two, got " + std::to_string(P.Align));
+      if (P.Offset % P.Align)
+        return Fail(PPath + ".offset", std::to_string(P.Offset) +
+                                           " is not a multiple of align " +
+                                           std::to_string(P.Align));
+      if (P.Offset < End)
+        return Fail(PPath + ".offset",
+                    std::to_string(P.Offset) +
+                        " overlaps the previous parameter, which ends at " +
+                        std::to_string(End));
+      End = P.Offset + P.Size;
+    }
+    // CUDA limits kernel parameters to 32764 bytes (4 KiB before Volta).
+    if (End > 32764)
+      return Fail(KPath + ".params", "parameters need " + std::to_string(End) +
+                                         " bytes, more than CUDA's 32764");
+
+    const LaunchInfo &L = K.Launch;
+    if (L.Block && L.Block->count() > 1024)
+      return Fail(KPath + ".launch.block",
+                  toString(*L.Block) + " has more than 1024 threads");
+    if (L.Block && L.MaxThreads && L.Block->count() > L.MaxThreads->count())
+      return Fail(KPath + ".launch.block", toString(*L.Block) +
+                                               " exceeds max_threads " +
+                                               toString(*L.MaxThreads));
+
+    for (size_t FI = 0; FI < K.FusedFrom.size(); ++FI) {
+      const FusedPart &F = K.FusedFrom[FI];
+      std::string FPath = KPath + ".fused_from[" + std::to_string(FI) + "]";
+      if (F.ThreadsLo >= F.ThreadsHi)
+        return Fail(FPath + ".threads", "expected lo < hi, got [" +
+                                            std::to_string(F.ThreadsLo) + ", " +
+                                            std::to_string(F.ThreadsHi) + ")");
+      if (F.ThreadsLo % 32)
+        return Fail(FPath + ".threads[0]",
+                    std::to_string(F.ThreadsLo) +
+                        " is not warp-aligned (a multiple of 32)");
+      if (L.Block && F.ThreadsHi > L.Block->count())
+        return Fail(FPath + ".threads[1]",
+                    std::to_string(F.ThreadsHi) +
+                        " is past the fused block's " +
+                        std::to_string(L.Block->count()) + " threads");
+      for (size_t G = 0; G < FI; ++G) {
+        const FusedPart &O = K.FusedFrom[G];
+        if (F.ThreadsLo < O.ThreadsHi && O.ThreadsLo < F.ThreadsHi)
+          return Fail(FPath + ".threads",
+                      "overlaps the threads of fused_from[" +
+                          std::to_string(G) + "]");
+      }
+      if (F.Block && F.Block->count() != F.ThreadsHi - F.ThreadsLo)
+        return Fail(FPath + ".block",
+                    toString(*F.Block) + " does not have hi - lo = " +
+                        std::to_string(F.ThreadsHi - F.ThreadsLo) + " threads");
+      for (size_t AI = 0; AI < F.ArgMap.size(); ++AI)
+        if (F.ArgMap[AI] >= K.Params.size())
+          return Fail(FPath + ".arg_map[" + std::to_string(AI) + "]",
+                      "parameter " + std::to_string(F.ArgMap[AI]) +
+                          " does not exist (the kernel has " +
+                          std::to_string(K.Params.size()) + ")");
+    }
+
+    for (size_t BI = 0; BI < K.Probes.size(); ++BI) {
+      const ProbeBuffer &P = K.Probes[BI];
+      std::string BPath = KPath + ".probes[" + std::to_string(BI) + "]";
+      if (P.Param >= K.Params.size())
+        return Fail(BPath + ".param", "parameter " + std::to_string(P.Param) +
+                                          " does not exist (the kernel has " +
+                                          std::to_string(K.Params.size()) +
+                                          ")");
+      if (K.Params[P.Param].Size != 8)
+        return Fail(BPath + ".param",
+                    "parameter " + std::to_string(P.Param) + " ('" +
+                        K.Params[P.Param].Name +
+                        "') is not 8 bytes and cannot hold a buffer address");
+      if (P.Capacity == 0)
+        return Fail(BPath + ".capacity", "expected a positive integer, got 0");
+      if (P.RecordBytes == 0)
+        return Fail(BPath + ".record_bytes",
+                    "expected a positive integer, got 0");
+      for (size_t FI = 0; FI < P.Fields.size(); ++FI) {
+        const ProbeField &F = P.Fields[FI];
+        std::string FPath = BPath + ".fields[" + std::to_string(FI) + "]";
+        uint64_t Size = ptxTypeSize(F.Type).value_or(0);
+        if (Size == 0)
+          return Fail(FPath + ".type",
+                      "'" + F.Type + "' is not a PTX fundamental type");
+        if (F.Offset % Size)
+          return Fail(FPath + ".offset",
+                      std::to_string(F.Offset) + " is not aligned to the " +
+                          std::to_string(Size) + "-byte " + F.Type);
+        if (F.Offset + Size > P.RecordBytes)
+          return Fail(FPath + ".offset", "field ends at byte " +
+                                             std::to_string(F.Offset + Size) +
+                                             ", past record_bytes " +
+                                             std::to_string(P.RecordBytes));
+      }
+    }
+  }
+  return Status::success();
+}
+
+Status gpuopt::runtime::validateManifest(const Manifest &M) {
+  return validateWith(M, "");
+}
+
+Expected<Manifest> gpuopt::runtime::parseManifest(std::string_view Text,
+                                                  const std::string &Source) {
+  json Root;
+  try {
+    Root = json::parse(Text.begin(), Text.end());
+  } catch (const json::parse_error &E) {
+    // Drop nlohmann's "[json.exception.parse_error.101] " prefix.
+    std::string What = E.what();
+    if (size_t Pos = What.find("] "); Pos != std::string::npos)
+      What = What.substr(Pos + 2);
+    return Status::error(Source + ": invalid JSON: " + What);
+  }
+  Manifest M;
+  ManifestReader Reader(Source);
+  if (Status S = Reader.read(Root, M))
+    return S;
+  if (Status S = validateWith(M, Source + ": "))
+    return S;
+  return M;
+}
+
+Expected<Manifest> gpuopt::runtime::readManifest(const std::string &Path) {
+  std::ifstream In(Path, std::ios::binary);
+  if (!In)
+    return Status::error(Path + ": cannot open the manifest");
+  std::ostringstream SS;
+  SS << In.rdbuf();
+  return parseManifest(SS.str(), Path);
+}
+
+//===----------------------------------------------------------------------===//
+// Writing
+//===----------------------------------------------------------------------===//
+
+static ojson dimToJson(const Dim3 &D) { return ojson::array({D.X, D.Y, D.Z}); }
+
+static ojson dimOrRuntime(const std::optional<Dim3> &D) {
+  return D ? dimToJson(*D) : ojson("runtime");
+}
+
+static ojson uintOrRuntime(const std::optional<uint64_t> &V) {
+  return V ? ojson(*V) : ojson("runtime");
+}
+
+std::string gpuopt::runtime::writeManifest(const Manifest &M) {
+  ojson Root;
+  Root["manifest_version"] = Manifest::CurrentVersion;
+  ojson Mod;
+  Mod["path"] = M.Module.Path;
+  Mod["format"] = M.Module.Format;
+  if (!M.Module.Target.empty())
+    Mod["target"] = M.Module.Target;
+  Root["module"] = Mod;
+  ojson Kernels = ojson::array();
+  for (const KernelInfo &K : M.Kernels) {
+    ojson KJ;
+    KJ["name"] = K.Name;
+    ojson Params = ojson::array();
+    for (const ParamInfo &P : K.Params) {
+      ojson PJ;
+      PJ["name"] = P.Name;
+      PJ["type"] = P.Type;
+      PJ["size"] = P.Size;
+      PJ["align"] = P.Align;
+      PJ["offset"] = P.Offset;
+      PJ["kind"] = toString(P.Kind);
+      if (!P.Space.empty())
+        PJ["space"] = P.Space;
+      if (P.PointeeAlign)
+        PJ["pointee_align"] = P.PointeeAlign;
+      Params.push_back(PJ);
+    }
+    KJ["params"] = Params;
+    ojson Launch;
+    Launch["block"] = dimOrRuntime(K.Launch.Block);
+    Launch["grid"] = dimOrRuntime(K.Launch.Grid);
+    Launch["dynamic_smem"] = uintOrRuntime(K.Launch.DynamicSmem);
+    if (K.Launch.MaxThreads)
+      Launch["max_threads"] = dimToJson(*K.Launch.MaxThreads);
+    KJ["launch"] = Launch;
+    const ResourceInfo &R = K.Resources;
+    if (R.Registers || R.StaticSmem || R.LocalBytes) {
+      ojson RJ;
+      if (R.Registers)
+        RJ["registers"] = *R.Registers;
+      if (R.StaticSmem)
+        RJ["static_smem"] = *R.StaticSmem;
+      if (R.LocalBytes)
+        RJ["local_bytes"] = *R.LocalBytes;
+      KJ["resources"] = RJ;
+    }
+    if (!K.FusedFrom.empty()) {
+      ojson Fused = ojson::array();
+      for (const FusedPart &F : K.FusedFrom) {
+        ojson FJ;
+        FJ["kernel"] = F.Kernel;
+        if (!F.Module.empty())
+          FJ["module"] = F.Module;
+        FJ["threads"] = ojson::array({F.ThreadsLo, F.ThreadsHi});
+        if (F.Block)
+          FJ["block"] = dimToJson(*F.Block);
+        FJ["grid"] = dimOrRuntime(F.Grid);
+        FJ["dynamic_smem_offset"] = F.DynamicSmemOffset;
+        FJ["dynamic_smem"] = uintOrRuntime(F.DynamicSmem);
+        FJ["arg_map"] = F.ArgMap;
+        Fused.push_back(FJ);
+      }
+      KJ["fused_from"] = Fused;
+    }
+    if (!K.Probes.empty()) {
+      ojson Probes = ojson::array();
+      for (const ProbeBuffer &P : K.Probes) {
+        ojson PJ;
+        PJ["name"] = P.Name;
+        PJ["param"] = P.Param;
+        PJ["level"] = toString(P.Level);
+        PJ["capacity"] = P.Capacity;
+        PJ["record_bytes"] = P.RecordBytes;
+        ojson Fields = ojson::array();
+        for (const ProbeField &F : P.Fields) {
+          ojson FJ;
+          FJ["name"] = F.Name;
+          FJ["type"] = F.Type;
+          FJ["offset"] = F.Offset;
+          Fields.push_back(FJ);
+        }
+        PJ["fields"] = Fields;
+        Probes.push_back(PJ);
+      }
+      KJ["probes"] = Probes;
+    }
+    Kernels.push_back(KJ);
+  }
+  Root["kernels"] = Kernels;
+  return Root.dump(2) + "\n";
+}

@@ -1,0 +1,960 @@
+//===- gpu-run.cpp - Run, check and time GPU kernels ----------------------===//
+//
+// Runs kernels from PTX or cubin with buffers it creates, writes outputs to
+// files, compares two modules on the same inputs, and times kernels alone,
+// back to back and on concurrent streams. It is how the project checks
+// transformed kernels against their originals and measures the baselines
+// fusion must beat; see `gpu-run --help` and the README.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gpuopt/Runtime/ArgSpec.h"
+#include "gpuopt/Runtime/Compare.h"
+#include "gpuopt/Runtime/Device.h"
+#include "gpuopt/Runtime/Manifest.h"
+#include "gpuopt/Runtime/PTXScanner.h"
+#include "gpuopt/Runtime/Timing.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+using namespace gpuopt::runtime;
+using json = nlohmann::json;
+using ojson = nlohmann::ordered_json;
+
+static const char *const HelpText =
+    R"(usage: gpu-run MODULE [KERNEL OPTIONS] [+ MODULE [KERNEL OPTIONS] ...] [OPTIONS]
+       gpu-run --spec RUNS.json [OPTIONS]
+
+Runs kernels from PTX (compiled by the CUDA driver) or cubin files with
+buffers it creates, writes chosen buffers to files, times kernels with CUDA
+events, and compares two modules on the same inputs.
+
+Kernel options (apply to the kernel spec they follow; a lone '+' starts
+another kernel spec):
+  --kernel NAME        entry to run (default: the module's only kernel)
+  --manifest FILE      launch manifest (docs/manifest.md), which may stand
+                       for MODULE (its module.path); without one, a PTX
+                       file's .entry headers give the parameter layout and
+                       a cubin's comes from the driver
+  --grid X[,Y[,Z]]     grid (required unless the manifest fixes it)
+  --block X[,Y[,Z]]    block (default: .reqntid, or the manifest's)
+  --smem BYTES         dynamic shared memory (default: the manifest's; 0 when
+                       the module declares no .extern .shared array); more
+                       than 48 KiB is opted in automatically
+  --arg SPEC           one per kernel parameter, in order:
+      buf:TYPE:COUNT:INIT   a device buffer of COUNT elements (COUNT may be a
+                            product such as 16*64*56*56); INIT is one of
+          zero                  zero bytes
+          out                   output only: 0xFF bytes before the checked
+                                launch, so that unwritten elements show
+          fill:VALUE            every element VALUE
+          random:SEED[:LO:HI]   uniform random numbers, the same for a SEED
+                                on every machine: floats in [LO, HI)
+                                (default [-1, 1)), integers in [LO, HI)
+                                (default: any value of the type)
+          file:PATH             the raw little-endian bytes of PATH, which
+                                must hold exactly COUNT elements
+      scalar:TYPE:VALUE     a value: decimal, 0x hex, or a float like 1e-5
+      null                  a null pointer
+      bytes:HEX             raw bytes of an aggregate (.b8 array) parameter
+      TYPE is u8 s8 u16 s16 u32 s32 u64 s64 (i8..i64 too) f16 bf16 f32 f64
+  --out INDEX:PATH     after the checked launch, write argument INDEX's
+                       buffer to PATH (raw little-endian bytes)
+  --label NAME         name in reports (default: the kernel name)
+
+Options:
+  --warmup N           untimed repetitions before timing (default 3)
+  --repeat N           timed repetitions (default 20); 0: run once, no timing
+  --serial             with several kernels: also time them back to back on
+                       one stream
+  --concurrent         with several kernels: also time them on one stream
+                       each, released together
+  --compare OTHER[:KERNEL]
+                       also run KERNEL (default: the same name) of module
+                       OTHER with the same arguments and launch shape on
+                       freshly initialised buffers, and compare every buffer
+                       (max abs and rel difference, relative L2 norm, bit
+                       identity); exit status 1 unless all are bit-identical
+                       or within --tolerance
+  --tolerance T        with --compare: pass when every buffer's relative L2
+                       difference ||a-b||/||b|| is at most T and no NaN
+                       appears on one side only
+  --spec FILE          kernels and groups from a JSON run spec (below)
+  --json FILE          also write the device, launches, timings and
+                       comparison as JSON
+  --device N           CUDA device ordinal (default 0)
+  --list               print each kernel's parameter layout and exit (no GPU)
+  --print-manifest     print the launch manifest and exit (no GPU)
+  -h, --help           this text
+
+Each kernel runs once on freshly initialised buffers first (the checked
+launch, which --out and --compare use); timing launches reuse the buffers, so
+a kernel that accumulates (a histogram) keeps accumulating while timed. Time
+is the median of --repeat repetitions, measured with CUDA events, with min,
+max and spread = (max - min) / median.
+
+Run spec (--spec FILE):
+  {"warmup": 3, "repeat": 20,
+   "kernels": [{"label": "a", "module": "a.ptx", "kernel": "k",
+                "manifest": "a.json", "grid": [64], "block": [256],
+                "smem": 0, "args": ["buf:f32:1024:random:1",
+                "scalar:u32:1024"], "out": {"0": "a0.bin"}}, ...],
+   "groups": [{"name": "a+b", "kernels": ["a", "b"],
+               "modes": ["alone", "serial", "concurrent"]}]}
+  Every kernel is timed alone; each group in its modes ("alone" times the
+  group's kernels alone again), the modes interleaved round by round so that
+  clock drift affects them alike. Relative paths are relative to the current
+  directory.
+
+Environment: GPUOPT_CUDA_DRIVER names the driver library (libcuda.so.1).
+Exit status: 0 success, 1 --compare found differences, 2 any error.
+)";
+
+namespace {
+
+struct KernelSpec {
+  std::string Label;
+  std::string ModulePath;
+  std::string KernelName;
+  std::string ManifestPath;
+  std::optional<Dim3> Grid, Block;
+  std::optional<uint64_t> Smem;
+  std::vector<ArgSpec> Args;
+  std::vector<std::pair<unsigned, std::string>> Outs;
+
+  // Resolved before the GPU is touched (except a cubin's layout).
+  KernelInfo Kernel;
+  bool HasLayout = false;
+  LaunchConfig Config;
+};
+
+struct Group {
+  std::string Name;
+  std::vector<size_t> Members;
+  bool Alone = false, Serial = false, Concurrent = false;
+};
+
+struct Options {
+  std::vector<KernelSpec> Specs;
+  std::vector<Group> Groups;
+  unsigned Warmup = 3, Repeat = 20;
+  bool Serial = false, Concurrent = false;
+  std::string Compare;
+  std::optional<double> Tolerance;
+  int Device = 0;
+  std::string JsonOut, SpecFile;
+  bool List = false, PrintManifest = false;
+};
+
+/// A kernel spec's device state.
+struct Prepared {
+  const Function *Fn = nullptr;
+  std::vector<DeviceBuffer> Buffers; // One per argument; empty if not a buffer.
+  std::vector<std::vector<uint8_t>> HostInit; // Kept for re-initialisation.
+  std::unique_ptr<ArgPack> Args;
+};
+
+[[noreturn]] void fatal(const std::string &Message) {
+  std::fprintf(stderr, "gpu-run: error: %s\n", Message.c_str());
+  std::exit(2);
+}
+
+void check(const Status &S) {
+  if (!S.ok())
+    fatal(S.message());
+}
+
+template <typename T> T take(Expected<T> E) {
+  if (!E)
+    fatal(E.status().message());
+  return std::move(*E);
+}
+
+bool endsWith(const std::string &S, const char *Suffix) {
+  size_t N = std::strlen(Suffix);
+  return S.size() >= N && S.compare(S.size() - N, N, Suffix) == 0;
+}
+
+std::string dirName(const std::string &Path) {
+  size_t Pos = Path.rfind('/');
+  return Pos == std::string::npos ? "" : Path.substr(0, Pos + 1);
+}
+
+uint64_t parseUnsigned(const std::string &Text, const char *What) {
+  char *End = nullptr;
+  errno = 0;
+  unsigned long long V = std::strtoull(Text.c_str(), &End, 0);
+  if (Text.empty() || Text[0] == '-' || *End || errno)
+    fatal(std::string(What) + ": expected an unsigned integer, got '" + Text +
+          "'");
+  return V;
+}
+
+//===----------------------------------------------------------------------===//
+// Command line and run spec
+//===----------------------------------------------------------------------===//
+
+void addOut(KernelSpec &K, const std::string &Text) {
+  size_t Colon = Text.find(':');
+  if (Colon == std::string::npos || Colon == 0 || Colon + 1 == Text.size())
+    fatal("--out: expected INDEX:PATH, got '" + Text + "'");
+  K.Outs.push_back({unsigned(parseUnsigned(Text.substr(0, Colon), "--out")),
+                    Text.substr(Colon + 1)});
+}
+
+Options parseCommandLine(int Argc, char **Argv) {
+  Options O;
+  std::vector<std::string> Args(Argv + 1, Argv + Argc);
+  if (Args.empty()) {
+    std::fputs(HelpText, stderr);
+    std::exit(2);
+  }
+  O.Specs.emplace_back();
+  auto Value = [&](size_t &I) -> std::string {
+    if (I + 1 >= Args.size())
+      fatal(Args[I] + " needs a value");
+    return Args[++I];
+  };
+  for (size_t I = 0; I < Args.size(); ++I) {
+    const std::string &A = Args[I];
+    KernelSpec &K = O.Specs.back();
+    if (A == "-h" || A == "--help") {
+      std::fputs(HelpText, stdout);
+      std::exit(0);
+    } else if (A == "+") {
+      if (K.ModulePath.empty() && K.ManifestPath.empty())
+        fatal("'+' must follow a kernel spec (a module and its options)");
+      O.Specs.emplace_back();
+    } else if (A == "--kernel") {
+      K.KernelName = Value(I);
+    } else if (A == "--manifest") {
+      K.ManifestPath = Value(I);
+    } else if (A == "--grid") {
+      K.Grid = take(parseDim3(Value(I)));
+    } else if (A == "--block") {
+      K.Block = take(parseDim3(Value(I)));
+    } else if (A == "--smem") {
+      K.Smem = parseUnsigned(Value(I), "--smem");
+    } else if (A == "--arg") {
+      K.Args.push_back(take(parseArgSpec(Value(I))));
+    } else if (A == "--out") {
+      addOut(K, Value(I));
+    } else if (A == "--label") {
+      K.Label = Value(I);
+    } else if (A == "--warmup") {
+      O.Warmup = unsigned(parseUnsigned(Value(I), "--warmup"));
+    } else if (A == "--repeat") {
+      O.Repeat = unsigned(parseUnsigned(Value(I), "--repeat"));
+    } else if (A == "--serial") {
+      O.Serial = true;
+    } else if (A == "--concurrent") {
+      O.Concurrent = true;
+    } else if (A == "--compare") {
+      O.Compare = Value(I);
+    } else if (A == "--tolerance") {
+      std::string T = Value(I);
+      char *End = nullptr;
+      double V = std::strtod(T.c_str(), &End);
+      if (T.empty() || *End || !(V >= 0))
+        fatal("--tolerance: expected a non-negative number, got '" + T + "'");
+      O.Tolerance = V;
+    } else if (A == "--spec") {
+      O.SpecFile = Value(I);
+    } else if (A == "--json") {
+      O.JsonOut = Value(I);
+    } else if (A == "--device") {
+      O.Device = int(parseUnsigned(Value(I), "--device"));
+    } else if (A == "--list") {
+      O.List = true;
+    } else if (A == "--print-manifest") {
+      O.PrintManifest = true;
+    } else if (!A.empty() && A[0] == '-') {
+      fatal("unknown option '" + A + "' (see --help)");
+    } else if (K.ModulePath.empty()) {
+      K.ModulePath = A;
+    } else {
+      fatal("unexpected '" + A + "': kernel spec already has module " +
+            K.ModulePath + " (a lone '+' starts another)");
+    }
+  }
+  if (O.Specs.back().ModulePath.empty() &&
+      O.Specs.back().ManifestPath.empty()) {
+    if (O.Specs.size() > 1)
+      fatal("'+' must be followed by a module");
+    O.Specs.pop_back();
+  }
+  if (!O.SpecFile.empty() && !O.Specs.empty())
+    fatal("--spec and modules on the command line cannot be combined");
+  if (O.SpecFile.empty() && O.Specs.empty())
+    fatal("no module given (see --help)");
+  return O;
+}
+
+/// Reads a run spec; errors name the JSON path.
+void readSpecFile(Options &O) {
+  std::ifstream In(O.SpecFile);
+  if (!In)
+    fatal(O.SpecFile + ": cannot open the run spec");
+  json Root;
+  try {
+    Root = json::parse(In);
+  } catch (const json::exception &E) {
+    fatal(O.SpecFile + ": invalid JSON: " + E.what());
+  }
+  auto Fail = [&](const std::string &Path, const std::string &What) {
+    fatal(O.SpecFile + ": " + Path + ": " + What);
+  };
+  auto UInt = [&](const json &V, const std::string &Path) -> uint64_t {
+    if (!V.is_number_unsigned())
+      Fail(Path, "expected an unsigned integer");
+    return V.get<uint64_t>();
+  };
+  auto Str = [&](const json &V, const std::string &Path) -> std::string {
+    if (!V.is_string())
+      Fail(Path, "expected a string");
+    return V.get<std::string>();
+  };
+  auto Dim = [&](const json &V, const std::string &Path) -> Dim3 {
+    if (!V.is_array() || V.empty() || V.size() > 3)
+      Fail(Path, "expected an array of 1 to 3 positive integers");
+    uint64_t D[3] = {1, 1, 1};
+    for (size_t I = 0; I < V.size(); ++I)
+      if (!(D[I] = UInt(V[I], Path + "[" + std::to_string(I) + "]")))
+        Fail(Path, "dimensions must be positive");
+    return {D[0], D[1], D[2]};
+  };
+  auto Keys = [&](const json &V, const std::string &Path,
+                  std::initializer_list<const char *> Allowed) {
+    if (!V.is_object())
+      Fail(Path, "expected an object");
+    for (const auto &Item : V.items())
+      if (std::none_of(Allowed.begin(), Allowed.end(),
+                       [&](const char *K) { return Item.key() == K; }))
+        Fail(Path + "." + Item.key(), "unknown key");
+  };
+
+  Keys(Root, "(top level)", {"warmup", "repeat", "kernels", "groups"});
+  if (Root.contains("warmup"))
+    O.Warmup = unsigned(UInt(Root["warmup"], "warmup"));
+  if (Root.contains("repeat"))
+    O.Repeat = unsigned(UInt(Root["repeat"], "repeat"));
+  if (!Root.contains("kernels") || !Root["kernels"].is_array())
+    Fail("kernels", "expected an array of kernel specs");
+  std::map<std::string, size_t> ByLabel;
+  const json &Kernels = Root["kernels"];
+  for (size_t I = 0; I < Kernels.size(); ++I) {
+    std::string P = "kernels[" + std::to_string(I) + "]";
+    const json &KJ = Kernels[I];
+    Keys(KJ, P,
+         {"label", "module", "kernel", "manifest", "grid", "block", "smem",
+          "args", "out"});
+    KernelSpec K;
+    if (!KJ.contains("module"))
+      Fail(P + ".module", "missing");
+    K.ModulePath = Str(KJ["module"], P + ".module");
+    if (KJ.contains("label"))
+      K.Label = Str(KJ["label"], P + ".label");
+    if (KJ.contains("kernel"))
+      K.KernelName = Str(KJ["kernel"], P + ".kernel");
+    if (KJ.contains("manifest"))
+      K.ManifestPath = Str(KJ["manifest"], P + ".manifest");
+    if (KJ.contains("grid"))
+      K.Grid = Dim(KJ["grid"], P + ".grid");
+    if (KJ.contains("block"))
+      K.Block = Dim(KJ["block"], P + ".block");
+    if (KJ.contains("smem"))
+      K.Smem = UInt(KJ["smem"], P + ".smem");
+    if (KJ.contains("args")) {
+      if (!KJ["args"].is_array())
+        Fail(P + ".args", "expected an array of argument specs");
+      for (size_t J = 0; J < KJ["args"].size(); ++J) {
+        std::string AP = P + ".args[" + std::to_string(J) + "]";
+        Expected<ArgSpec> A = parseArgSpec(Str(KJ["args"][J], AP));
+        if (!A)
+          Fail(AP, A.status().message());
+        K.Args.push_back(std::move(*A));
+      }
+    }
+    if (KJ.contains("out")) {
+      if (!KJ["out"].is_object())
+        Fail(P + ".out", "expected an object {\"INDEX\": \"PATH\"}");
+      for (const auto &Item : KJ["out"].items())
+        addOut(K,
+               Item.key() + ":" + Str(Item.value(), P + ".out." + Item.key()));
+    }
+    std::string Label = K.Label.empty() ? K.KernelName : K.Label;
+    if (!Label.empty() && !ByLabel.emplace(Label, I).second)
+      Fail(P + ".label", "duplicate label '" + Label + "'");
+    O.Specs.push_back(std::move(K));
+  }
+  if (Root.contains("groups")) {
+    if (!Root["groups"].is_array())
+      Fail("groups", "expected an array");
+    for (size_t I = 0; I < Root["groups"].size(); ++I) {
+      std::string P = "groups[" + std::to_string(I) + "]";
+      const json &GJ = Root["groups"][I];
+      Keys(GJ, P, {"name", "kernels", "modes"});
+      Group G;
+      if (!GJ.contains("kernels") || !GJ["kernels"].is_array() ||
+          GJ["kernels"].empty())
+        Fail(P + ".kernels", "expected a non-empty array of kernel labels");
+      for (size_t J = 0; J < GJ["kernels"].size(); ++J) {
+        std::string L =
+            Str(GJ["kernels"][J], P + ".kernels[" + std::to_string(J) + "]");
+        auto It = ByLabel.find(L);
+        if (It == ByLabel.end())
+          Fail(P + ".kernels[" + std::to_string(J) + "]",
+               "no kernel labelled '" + L + "'");
+        G.Members.push_back(It->second);
+      }
+      G.Name = GJ.contains("name") ? Str(GJ["name"], P + ".name") : "";
+      if (GJ.contains("modes")) {
+        if (!GJ["modes"].is_array())
+          Fail(P + ".modes", "expected an array");
+        for (size_t J = 0; J < GJ["modes"].size(); ++J) {
+          std::string M =
+              Str(GJ["modes"][J], P + ".modes[" + std::to_string(J) + "]");
+          if (M == "alone")
+            G.Alone = true;
+          else if (M == "serial")
+            G.Serial = true;
+          else if (M == "concurrent")
+            G.Concurrent = true;
+          else
+            Fail(P + ".modes[" + std::to_string(J) + "]",
+                 "expected \"alone\", \"serial\" or \"concurrent\"");
+        }
+      } else {
+        G.Serial = G.Concurrent = true;
+      }
+      O.Groups.push_back(std::move(G));
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Resolving kernels (no GPU needed)
+//===----------------------------------------------------------------------===//
+
+/// Loads the manifest of a spec: the given one, or one scanned from PTX.
+/// Returns std::nullopt for a cubin without manifest.
+std::optional<Manifest> manifestFor(KernelSpec &K) {
+  if (!K.ManifestPath.empty()) {
+    Manifest M = take(readManifest(K.ManifestPath));
+    if (K.ModulePath.empty()) {
+      K.ModulePath = M.Module.Path;
+      if (!K.ModulePath.empty() && K.ModulePath[0] != '/')
+        K.ModulePath = dirName(K.ManifestPath) + K.ModulePath;
+    }
+    return M;
+  }
+  if (endsWith(K.ModulePath, ".cubin") || endsWith(K.ModulePath, ".fatbin"))
+    return std::nullopt;
+  return take(scanPTXFile(K.ModulePath));
+}
+
+void resolve(KernelSpec &K) {
+  std::optional<Manifest> M = manifestFor(K);
+  if (!M) {
+    if (K.KernelName.empty())
+      fatal(K.ModulePath + ": a cubin without manifest needs --kernel");
+    K.Kernel.Name = K.KernelName;
+  } else {
+    if (M->Kernels.empty())
+      fatal(K.ModulePath + ": no kernel (.entry) in the module");
+    const KernelInfo *KI = nullptr;
+    if (!K.KernelName.empty()) {
+      KI = M->findKernel(K.KernelName);
+      if (!KI) {
+        std::string Names;
+        for (const KernelInfo &X : M->Kernels)
+          Names += (Names.empty() ? "" : ", ") + X.Name;
+        fatal(K.ModulePath + ": no kernel '" + K.KernelName +
+              "' (it has: " + Names + ")");
+      }
+    } else if (M->Kernels.size() == 1) {
+      KI = &M->Kernels[0];
+    } else {
+      std::string Names;
+      for (const KernelInfo &X : M->Kernels)
+        Names += (Names.empty() ? "" : ", ") + X.Name;
+      fatal(K.ModulePath + ": several kernels (" + Names +
+            "); choose one with --kernel");
+    }
+    K.Kernel = *KI;
+    K.HasLayout = true;
+  }
+  if (K.Label.empty())
+    K.Label = K.Kernel.Name;
+
+  const LaunchInfo &L = K.Kernel.Launch;
+  if (!K.Block)
+    K.Block = L.Block;
+  if (!K.Block)
+    fatal("kernel '" + K.Label + "': its block shape is unknown (no " +
+          ".reqntid" +
+          (L.MaxThreads ? ", .maxntid " + toString(*L.MaxThreads) : "") +
+          "); give --block");
+  if (L.Block && *K.Block != *L.Block)
+    fatal("kernel '" + K.Label + "': --block " + toString(*K.Block) +
+          " contradicts its required block " + toString(*L.Block));
+  if (L.MaxThreads && K.Block->count() > L.MaxThreads->count())
+    fatal("kernel '" + K.Label + "': block " + toString(*K.Block) +
+          " exceeds its .maxntid " + toString(*L.MaxThreads));
+  if (K.Block->count() > 1024)
+    fatal("kernel '" + K.Label + "': block " + toString(*K.Block) +
+          " has more than 1024 threads");
+  if (!K.Grid)
+    K.Grid = L.Grid;
+  if (!K.Grid)
+    fatal("kernel '" + K.Label + "': give --grid");
+  if (!K.Smem)
+    K.Smem = L.DynamicSmem;
+  if (!K.Smem)
+    fatal("kernel '" + K.Label +
+          "': its module declares an .extern .shared array; give --smem "
+          "with the bytes it needs");
+  K.Config = {*K.Grid, *K.Block, *K.Smem};
+}
+
+void checkArgs(const KernelSpec &K) {
+  const std::vector<ParamInfo> &Params = K.Kernel.Params;
+  if (K.Args.size() != Params.size()) {
+    std::string List;
+    for (size_t I = 0; I < Params.size(); ++I)
+      List += "\n  " + std::to_string(I) + ": " + Params[I].Name + " ." +
+              Params[I].Type + " (" + std::to_string(Params[I].Size) +
+              " bytes)";
+    fatal("kernel '" + K.Label + "' has " + std::to_string(Params.size()) +
+          " parameters, " + std::to_string(K.Args.size()) +
+          " --arg given; its parameters:" + List);
+  }
+  for (size_t I = 0; I < Params.size(); ++I)
+    check(checkArgAgainstParam(K.Args[I], Params[I], unsigned(I)));
+  for (const auto &[Index, Path] : K.Outs) {
+    if (Index >= K.Args.size() || !K.Args[Index].isBuffer())
+      fatal("kernel '" + K.Label + "': --out " + std::to_string(Index) + ":" +
+            Path + " does not name a buffer argument");
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Running
+//===----------------------------------------------------------------------===//
+
+/// Sets every buffer of P to its initial contents.
+Status initialise(const KernelSpec &K, Prepared &P) {
+  for (size_t I = 0; I < K.Args.size(); ++I) {
+    const ArgSpec &A = K.Args[I];
+    if (!A.isBuffer())
+      continue;
+    switch (A.Initial) {
+    case ArgSpec::Init::Zero:
+      if (Status S = P.Buffers[I].fill(0))
+        return S;
+      break;
+    case ArgSpec::Init::Out:
+      if (Status S = P.Buffers[I].fill(0xFF))
+        return S;
+      break;
+    default:
+      if (Status S =
+              P.Buffers[I].upload(P.HostInit[I].data(), P.HostInit[I].size()))
+        return S;
+      break;
+    }
+  }
+  return Status::success();
+}
+
+std::unique_ptr<ArgPack> packArgs(const KernelSpec &K,
+                                  const std::vector<ParamInfo> &Params,
+                                  const Prepared &P) {
+  auto Pack = std::make_unique<ArgPack>(Params);
+  for (size_t I = 0; I < K.Args.size(); ++I) {
+    const ArgSpec &A = K.Args[I];
+    if (A.isBuffer()) {
+      CUdeviceptr Ptr = P.Buffers[I].ptr();
+      check(Pack->set(unsigned(I), &Ptr, sizeof(Ptr)));
+    } else {
+      check(Pack->set(unsigned(I), A.Value.data(), A.Value.size()));
+    }
+  }
+  return Pack;
+}
+
+Status syncAfter(const Context &C, const std::string &What) {
+  if (Status S = C.synchronize())
+    return Status::error(What + ": " + S.message());
+  return Status::success();
+}
+
+std::string formatStats(const Stats &S) {
+  char Buf[200];
+  std::snprintf(Buf, sizeof(Buf),
+                "median %.4f ms (min %.4f, max %.4f, spread %.1f%%)", S.Median,
+                S.Min, S.Max, 100 * S.spread());
+  return Buf;
+}
+
+ojson statsJson(const Stats &S) {
+  ojson J;
+  J["median_ms"] = S.Median;
+  J["min_ms"] = S.Min;
+  J["max_ms"] = S.Max;
+  J["mean_ms"] = S.Mean;
+  J["spread"] = S.spread();
+  J["samples_ms"] = S.Samples;
+  return J;
+}
+
+ojson dimJson(const Dim3 &D) { return ojson::array({D.X, D.Y, D.Z}); }
+
+} // namespace
+
+int main(int Argc, char **Argv) {
+  Options O = parseCommandLine(Argc, Argv);
+  if (!O.SpecFile.empty())
+    readSpecFile(O);
+  if (O.Specs.empty())
+    fatal("no kernels to run");
+  if (!O.Compare.empty() && O.Specs.size() != 1)
+    fatal("--compare takes exactly one kernel spec");
+  if (O.Tolerance && O.Compare.empty())
+    fatal("--tolerance applies to --compare");
+
+  if (O.List || O.PrintManifest) {
+    for (KernelSpec &K : O.Specs) {
+      std::optional<Manifest> M = manifestFor(K);
+      if (!M)
+        fatal(K.ModulePath + ": --list and --print-manifest need a PTX file "
+                             "or a manifest");
+      if (O.PrintManifest) {
+        std::cout << writeManifest(*M);
+        continue;
+      }
+      std::cout << M->Module.Path << " (" << M->Module.Format
+                << (M->Module.Target.empty() ? "" : ", " + M->Module.Target)
+                << ")\n";
+      for (const KernelInfo &KI : M->Kernels) {
+        std::cout << "kernel " << KI.Name << ": block "
+                  << (KI.Launch.Block ? toString(*KI.Launch.Block) : "runtime")
+                  << (KI.Launch.MaxThreads
+                          ? ", max threads " + toString(*KI.Launch.MaxThreads)
+                          : "")
+                  << ", dynamic smem "
+                  << (KI.Launch.DynamicSmem
+                          ? std::to_string(*KI.Launch.DynamicSmem)
+                          : "runtime")
+                  << ", " << KI.paramBytes() << " parameter bytes\n";
+        for (size_t I = 0; I < KI.Params.size(); ++I) {
+          const ParamInfo &P = KI.Params[I];
+          std::cout << "  " << I << ": " << P.Name << " ." << P.Type << " size "
+                    << P.Size << " align " << P.Align << " offset " << P.Offset
+                    << " " << toString(P.Kind) << "\n";
+        }
+      }
+    }
+    return 0;
+  }
+
+  // Everything that can be checked without a GPU is checked first.
+  for (KernelSpec &K : O.Specs) {
+    resolve(K);
+    if (K.HasLayout)
+      checkArgs(K);
+  }
+  for (Group &G : O.Groups)
+    if (G.Name.empty())
+      for (size_t M : G.Members)
+        G.Name += (G.Name.empty() ? "" : "+") + O.Specs[M].Label;
+  if (O.SpecFile.empty() && O.Specs.size() > 1 && (O.Serial || O.Concurrent)) {
+    Group G;
+    for (size_t I = 0; I < O.Specs.size(); ++I) {
+      G.Members.push_back(I);
+      G.Name += (G.Name.empty() ? "" : "+") + O.Specs[I].Label;
+    }
+    G.Serial = O.Serial;
+    G.Concurrent = O.Concurrent;
+    O.Groups.push_back(G);
+  } else if (O.Specs.size() == 1 && (O.Serial || O.Concurrent)) {
+    fatal("--serial and --concurrent need several kernel specs");
+  }
+
+  // Host-side initial contents (random numbers, files) before the GPU. The
+  // context is declared first so that it outlives the buffers.
+  std::unique_ptr<Context> Ctx;
+  std::vector<Prepared> Preps(O.Specs.size());
+  for (size_t S = 0; S < O.Specs.size(); ++S) {
+    const KernelSpec &K = O.Specs[S];
+    Preps[S].HostInit.resize(K.Args.size());
+    for (size_t I = 0; I < K.Args.size(); ++I) {
+      const ArgSpec &A = K.Args[I];
+      if (A.isBuffer() && A.Initial != ArgSpec::Init::Zero &&
+          A.Initial != ArgSpec::Init::Out)
+        check(initHostBuffer(A, Preps[S].HostInit[I]));
+    }
+  }
+
+  Ctx = take(Context::create(O.Device));
+  const DeviceInfo &DI = Ctx->info();
+  std::printf("device %d: %s (sm_%d%d, %d SMs, %.1f GiB, driver %d.%d)\n",
+              DI.Ordinal, DI.Name.c_str(), DI.ComputeMajor, DI.ComputeMinor,
+              DI.Multiprocessors, double(DI.TotalMemory) / (1ull << 30),
+              DI.DriverVersion / 1000, DI.DriverVersion % 1000 / 10);
+
+  std::map<std::string, std::unique_ptr<Module>> Modules;
+  std::vector<std::unique_ptr<Function>> Functions;
+  auto getFunction = [&](const std::string &Path,
+                         const std::string &Name) -> const Function * {
+    auto It = Modules.find(Path);
+    if (It == Modules.end())
+      It = Modules.emplace(Path, take(Module::loadFile(*Ctx, Path))).first;
+    Functions.push_back(
+        std::make_unique<Function>(take(It->second->getFunction(Name))));
+    return Functions.back().get();
+  };
+
+  ojson Report;
+  Report["device"] = {
+      {"name", DI.Name},
+      {"compute_capability",
+       std::to_string(DI.ComputeMajor) + "." + std::to_string(DI.ComputeMinor)},
+      {"multiprocessors", DI.Multiprocessors},
+      {"l2_bytes", DI.L2Bytes},
+      {"total_memory", DI.TotalMemory},
+      {"driver_version", DI.DriverVersion}};
+  Report["warmup"] = O.Warmup;
+  Report["repeat"] = O.Repeat;
+  Report["kernels"] = ojson::array();
+
+  // Load, allocate, initialise and run every kernel once.
+  for (size_t S = 0; S < O.Specs.size(); ++S) {
+    KernelSpec &K = O.Specs[S];
+    Prepared &P = Preps[S];
+    P.Fn = getFunction(K.ModulePath, K.Kernel.Name);
+    if (!K.HasLayout) {
+      K.Kernel.Params = take(queryParamLayout(*Ctx, *P.Fn));
+      K.HasLayout = true;
+      checkArgs(K);
+    }
+    check(prepareDynamicSmem(*Ctx, *P.Fn, K.Config.DynamicSmem));
+    P.Buffers.resize(K.Args.size());
+    for (size_t I = 0; I < K.Args.size(); ++I)
+      if (K.Args[I].isBuffer())
+        P.Buffers[I] =
+            take(DeviceBuffer::allocate(*Ctx, K.Args[I].bufferBytes()));
+    P.Args = packArgs(K, K.Kernel.Params, P);
+    check(initialise(K, P));
+    check(launch(*Ctx, *P.Fn, K.Config, *P.Args));
+    check(syncAfter(*Ctx, "kernel '" + K.Label + "' failed"));
+    std::printf("kernel %s (%s): grid %s, block %s, dynamic smem %llu; %d "
+                "registers, %d B static smem, %d B local: ran\n",
+                K.Label.c_str(), K.ModulePath.c_str(),
+                toString(K.Config.Grid).c_str(),
+                toString(K.Config.Block).c_str(),
+                (unsigned long long)K.Config.DynamicSmem, P.Fn->Registers,
+                P.Fn->StaticSmem, P.Fn->LocalBytes);
+    for (const auto &[Index, Path] : K.Outs) {
+      std::vector<uint8_t> Host(P.Buffers[Index].size());
+      check(P.Buffers[Index].download(Host.data(), Host.size()));
+      std::ofstream Out(Path, std::ios::binary);
+      if (!Out || !Out.write(reinterpret_cast<const char *>(Host.data()),
+                             std::streamsize(Host.size())))
+        fatal("cannot write " + Path);
+      std::printf("  wrote argument %u (%zu bytes) to %s\n", Index, Host.size(),
+                  Path.c_str());
+    }
+    ojson KJ;
+    KJ["label"] = K.Label;
+    KJ["kernel"] = K.Kernel.Name;
+    KJ["module"] = K.ModulePath;
+    KJ["grid"] = dimJson(K.Config.Grid);
+    KJ["block"] = dimJson(K.Config.Block);
+    KJ["dynamic_smem"] = K.Config.DynamicSmem;
+    KJ["registers"] = P.Fn->Registers;
+    KJ["static_smem"] = P.Fn->StaticSmem;
+    KJ["local_bytes"] = P.Fn->LocalBytes;
+    Report["kernels"].push_back(KJ);
+  }
+
+  int ExitCode = 0;
+  if (!O.Compare.empty()) {
+    KernelSpec &K = O.Specs[0];
+    Prepared &P = Preps[0];
+    std::string OtherPath = O.Compare, OtherKernel = K.Kernel.Name;
+    if (size_t Colon = O.Compare.rfind(':');
+        Colon != std::string::npos &&
+        O.Compare.find('/', Colon) == std::string::npos) {
+      OtherPath = O.Compare.substr(0, Colon);
+      OtherKernel = O.Compare.substr(Colon + 1);
+    }
+    // The other kernel's layout: from its PTX headers, else the driver.
+    std::vector<ParamInfo> OtherParams;
+    const Function *OtherFn = getFunction(OtherPath, OtherKernel);
+    if (endsWith(OtherPath, ".cubin") || endsWith(OtherPath, ".fatbin")) {
+      OtherParams = take(queryParamLayout(*Ctx, *OtherFn));
+    } else {
+      Manifest OM = take(scanPTXFile(OtherPath));
+      const KernelInfo *OK = OM.findKernel(OtherKernel);
+      if (!OK)
+        fatal(OtherPath + ": no kernel '" + OtherKernel + "'");
+      OtherParams = OK->Params;
+    }
+    if (OtherParams.size() != K.Args.size())
+      fatal(OtherPath + ": kernel '" + OtherKernel + "' has " +
+            std::to_string(OtherParams.size()) + " parameters, '" + K.Label +
+            "' has " + std::to_string(K.Args.size()));
+    for (size_t I = 0; I < OtherParams.size(); ++I)
+      check(checkArgAgainstParam(K.Args[I], OtherParams[I], unsigned(I)));
+    check(prepareDynamicSmem(*Ctx, *OtherFn, K.Config.DynamicSmem));
+
+    // Outputs of the checked launch of the first module...
+    std::vector<std::vector<uint8_t>> First(K.Args.size());
+    for (size_t I = 0; I < K.Args.size(); ++I)
+      if (K.Args[I].isBuffer()) {
+        First[I].resize(P.Buffers[I].size());
+        check(P.Buffers[I].download(First[I].data(), First[I].size()));
+      }
+    // ...against the second on freshly initialised buffers.
+    std::unique_ptr<ArgPack> OtherArgs = packArgs(K, OtherParams, P);
+    check(initialise(K, P));
+    check(launch(*Ctx, *OtherFn, K.Config, *OtherArgs));
+    check(syncAfter(*Ctx, "kernel '" + OtherKernel + "' of " + OtherPath +
+                              " failed"));
+    bool AllIdentical = true, AllWithin = true;
+    ojson CJ;
+    CJ["module"] = OtherPath;
+    CJ["kernel"] = OtherKernel;
+    CJ["buffers"] = ojson::array();
+    std::printf("compare %s:%s against %s:%s\n", K.ModulePath.c_str(),
+                K.Kernel.Name.c_str(), OtherPath.c_str(), OtherKernel.c_str());
+    for (size_t I = 0; I < K.Args.size(); ++I) {
+      if (!K.Args[I].isBuffer())
+        continue;
+      std::vector<uint8_t> Second(P.Buffers[I].size());
+      check(P.Buffers[I].download(Second.data(), Second.size()));
+      CompareResult R = compareBuffers(K.Args[I].Type, Second.data(),
+                                       First[I].data(), Second.size());
+      bool Within =
+          R.NaNMismatches == 0 && (!O.Tolerance || R.RelNorm <= *O.Tolerance);
+      AllIdentical &= R.bitIdentical();
+      AllWithin &= Within;
+      std::printf("  arg %zu (%s): %s; %llu of %llu elements differ, max abs "
+                  "%.6g, max rel %.6g, rel L2 %.6g%s\n",
+                  I, toString(K.Args[I].Type),
+                  R.bitIdentical() ? "bit-identical" : "DIFFERENT",
+                  (unsigned long long)R.Mismatches,
+                  (unsigned long long)R.Elements, R.MaxAbs, R.MaxRel, R.RelNorm,
+                  R.NaNMismatches ? " (NaN on one side only)" : "");
+      CJ["buffers"].push_back({{"arg", I},
+                               {"type", toString(K.Args[I].Type)},
+                               {"elements", R.Elements},
+                               {"mismatches", R.Mismatches},
+                               {"first_mismatch", R.FirstMismatch},
+                               {"max_abs", R.MaxAbs},
+                               {"max_rel", R.MaxRel},
+                               {"rel_norm", R.RelNorm},
+                               {"nan_mismatches", R.NaNMismatches},
+                               {"bit_identical", R.bitIdentical()}});
+    }
+    bool Pass = AllIdentical || (O.Tolerance && AllWithin);
+    CJ["bit_identical"] = AllIdentical;
+    CJ["pass"] = Pass;
+    Report["compare"] = CJ;
+    std::printf("compare: %s\n", AllIdentical ? "all buffers bit-identical"
+                                 : Pass       ? "within tolerance"
+                                              : "FAILED");
+    if (!Pass)
+      ExitCode = 1;
+    // Leave the buffers as the first module's checked launch left them.
+    check(initialise(K, P));
+  }
+
+  if (O.Repeat > 0) {
+    size_t NumStreams = 1;
+    for (const Group &G : O.Groups)
+      NumStreams = std::max(NumStreams, G.Members.size());
+    std::vector<std::unique_ptr<Stream>> Owned;
+    std::vector<const Stream *> Streams;
+    for (size_t I = 0; I < NumStreams; ++I) {
+      Owned.push_back(take(Stream::create(*Ctx)));
+      Streams.push_back(Owned.back().get());
+    }
+    auto Item = [&](size_t S) {
+      return LaunchItem{Preps[S].Fn, O.Specs[S].Config, Preps[S].Args.get()};
+    };
+    auto TimeAlone = [&](size_t S) {
+      Stats St = take(timeGroup(*Ctx, {Item(S)}, GroupMode::Serial, Streams,
+                                O.Warmup, O.Repeat));
+      check(syncAfter(*Ctx, "timing kernel '" + O.Specs[S].Label + "'"));
+      return St;
+    };
+    for (size_t S = 0; S < O.Specs.size(); ++S) {
+      Stats St = TimeAlone(S);
+      std::printf("time %s: %s, %u runs after %u warm-up\n",
+                  O.Specs[S].Label.c_str(), formatStats(St).c_str(), O.Repeat,
+                  O.Warmup);
+      Report["kernels"][S]["time"] = statsJson(St);
+    }
+    Report["groups"] = ojson::array();
+    for (const Group &G : O.Groups) {
+      ojson GJ;
+      GJ["name"] = G.Name;
+      GJ["kernels"] = ojson::array();
+      std::vector<LaunchItem> Items;
+      for (size_t M : G.Members) {
+        GJ["kernels"].push_back(O.Specs[M].Label);
+        Items.push_back(Item(M));
+      }
+      // All modes of a group in interleaved rounds, so that they compare.
+      std::vector<TimedEntry> Entries;
+      std::vector<std::string> Names;
+      if (G.Alone)
+        for (size_t M : G.Members) {
+          Entries.push_back({{Item(M)}, GroupMode::Serial});
+          Names.push_back("alone " + O.Specs[M].Label);
+        }
+      if (G.Serial) {
+        Entries.push_back({Items, GroupMode::Serial});
+        Names.push_back("serial");
+      }
+      if (G.Concurrent) {
+        Entries.push_back({Items, GroupMode::Concurrent});
+        Names.push_back("concurrent");
+      }
+      if (Entries.empty())
+        continue;
+      std::vector<Stats> All =
+          take(timeInterleaved(*Ctx, Entries, Streams, O.Warmup, O.Repeat));
+      check(syncAfter(*Ctx, "timing group '" + G.Name + "'"));
+      if (G.Alone)
+        GJ["alone"] = ojson::object();
+      for (size_t E = 0; E < Entries.size(); ++E) {
+        std::printf("time %s / %s: %s\n", G.Name.c_str(), Names[E].c_str(),
+                    formatStats(All[E]).c_str());
+        if (Names[E].rfind("alone ", 0) == 0)
+          GJ["alone"][Names[E].substr(6)] = statsJson(All[E]);
+        else
+          GJ[Names[E]] = statsJson(All[E]);
+      }
+      Report["groups"].push_back(GJ);
+    }
+  }
+
+  if (!O.JsonOut.empty()) {
+    std::ofstream Out(O.JsonOut);
+    if (!Out || !(Out << Report.dump(2) << "\n"))
+      fatal("cannot write " + O.JsonOut);
+  }
+  return ExitCode;
+}

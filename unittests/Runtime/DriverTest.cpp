@@ -1,0 +1,107 @@
+//===- DriverTest.cpp - Loading the CUDA driver without a GPU -------------===//
+//
+// The runtime must fail clearly where there is no driver or no device. These
+// tests use missing libraries and the stand-in drivers from FakeCuda.c, so
+// they behave the same on machines with and without a GPU.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gpuopt/Runtime/CudaDriver.h"
+#include "gpuopt/Runtime/Device.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+using namespace gpuopt::runtime;
+
+namespace {
+
+const std::string FakeNoDevice =
+    std::string(FAKE_CUDA_DIR) + "/libfakecuda_nodevice.so";
+const std::string FakePartial =
+    std::string(FAKE_CUDA_DIR) + "/libfakecuda_partial.so";
+
+TEST(CudaDriver, MissingLibraryIsAClearError) {
+  Expected<std::unique_ptr<CudaDriver>> D =
+      CudaDriver::load("/nonexistent/libcuda.so.1");
+  ASSERT_FALSE(D);
+  const std::string &M = D.status().message();
+  EXPECT_NE(M.find("CUDA driver /nonexistent/libcuda.so.1 not found: "),
+            std::string::npos)
+      << M;
+  EXPECT_NE(M.find("GPUOPT_CUDA_DRIVER"), std::string::npos) << M;
+}
+
+TEST(CudaDriver, EnvironmentNamesTheLibrary) {
+  ::setenv("GPUOPT_CUDA_DRIVER", "libgpuopt-no-such-driver.so", 1);
+  EXPECT_EQ(defaultCudaDriverName(), "libgpuopt-no-such-driver.so");
+  Expected<std::unique_ptr<CudaDriver>> D = CudaDriver::load();
+  ASSERT_FALSE(D);
+  EXPECT_NE(D.status().message().find(
+                "CUDA driver libgpuopt-no-such-driver.so not found"),
+            std::string::npos)
+      << D.status().message();
+  ::unsetenv("GPUOPT_CUDA_DRIVER");
+  EXPECT_EQ(defaultCudaDriverName(), "libcuda.so.1");
+}
+
+TEST(CudaDriver, ProcessWideDriverReportsTheLoadError) {
+  // CudaDriver::get() loads once per process; nothing else in this test
+  // binary calls it, so the environment set here decides.
+  ::setenv("GPUOPT_CUDA_DRIVER", "/nonexistent/libcuda-for-get.so", 1);
+  Expected<std::unique_ptr<Context>> C = Context::create();
+  ::unsetenv("GPUOPT_CUDA_DRIVER");
+  ASSERT_FALSE(C);
+  EXPECT_NE(C.status().message().find(
+                "CUDA driver /nonexistent/libcuda-for-get.so not found"),
+            std::string::npos)
+      << C.status().message();
+  // The same error again, without a second attempt.
+  Expected<CudaDriver *> D = CudaDriver::get();
+  ASSERT_FALSE(D);
+  EXPECT_EQ(D.status().message(), C.status().message());
+}
+
+TEST(CudaDriver, MissingEntryPointIsNamed) {
+  Expected<std::unique_ptr<CudaDriver>> D = CudaDriver::load(FakePartial);
+  ASSERT_FALSE(D);
+  EXPECT_NE(D.status().message().find("lacks the entry point "),
+            std::string::npos)
+      << D.status().message();
+}
+
+TEST(CudaDriver, ErrorsNameTheCallAndTheDriverError) {
+  Expected<std::unique_ptr<CudaDriver>> D = CudaDriver::load(FakeNoDevice);
+  ASSERT_TRUE(D) << D.status().message();
+  EXPECT_TRUE((*D)->check(0, "cuMemAlloc_v2").ok());
+  Status S = (*D)->check(2, "cuMemAlloc_v2");
+  ASSERT_FALSE(S.ok());
+  EXPECT_EQ(S.message(),
+            "cuMemAlloc_v2 failed: CUDA_ERROR_OUT_OF_MEMORY (out of memory)");
+  // An error code the driver cannot name is still reported with its number.
+  EXPECT_EQ((*D)->check(12345, "cuLaunchKernel").message(),
+            "cuLaunchKernel failed: CUDA error 12345");
+  // The loader falls back to cuEventElapsedTime when _v2 is missing.
+  EXPECT_NE((*D)->api().cuEventElapsedTime_v2, nullptr);
+  EXPECT_EQ((*D)->api().cuFuncGetParamInfo, nullptr);
+}
+
+TEST(CudaDriver, NoDeviceIsAClearError) {
+  Expected<std::unique_ptr<CudaDriver>> D = CudaDriver::load(FakeNoDevice);
+  ASSERT_TRUE(D) << D.status().message();
+  Expected<std::unique_ptr<Context>> C = Context::create(**D);
+  ASSERT_FALSE(C);
+  EXPECT_EQ(C.status().message().rfind("no CUDA device", 0), 0u)
+      << C.status().message();
+
+  ::setenv("FAKE_CUDA_INIT_RESULT", "100", 1);
+  C = Context::create(**D);
+  ::unsetenv("FAKE_CUDA_INIT_RESULT");
+  ASSERT_FALSE(C);
+  EXPECT_EQ(C.status().message(),
+            "no CUDA device: cuInit failed: CUDA_ERROR_NO_DEVICE (no "
+            "CUDA-capable device is detected)");
+}
+
+} // namespace

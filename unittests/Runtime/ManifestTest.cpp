@@ -1,0 +1,305 @@
+//===- ManifestTest.cpp - Launch manifest reading and writing -------------===//
+//
+// A manifest is a contract between separately built tools, so the tests pin
+// the round trip and the exact error (with its JSON path) of each malformed
+// case.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gpuopt/Runtime/Manifest.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+
+using namespace gpuopt::runtime;
+
+namespace {
+
+/// A manifest that uses every field of the schema.
+Manifest fullManifest() {
+  Manifest M;
+  M.Module = {"fused.ptx", "ptx", "sm_90a"};
+  KernelInfo K;
+  K.Name = "fused_im2col_maxpool";
+  K.Params = {
+      {"data_im", "u64", 8, 8, 0, ParamKind::Pointer, "global", 16},
+      {"batch", "s32", 4, 4, 8, ParamKind::Scalar, "", 0},
+      {"scale", "f32", 4, 4, 12, ParamKind::Scalar, "", 0},
+      {"desc", "b8", 32, 16, 16, ParamKind::Bytes, "", 0},
+      {"probe_buf", "u64", 8, 8, 48, ParamKind::Pointer, "global", 0},
+  };
+  K.Launch.Block = Dim3{512, 1, 1};
+  K.Launch.Grid = std::nullopt;
+  K.Launch.DynamicSmem = 1024;
+  K.Launch.MaxThreads = Dim3{512, 1, 1};
+  K.Resources.Registers = 64;
+  K.Resources.StaticSmem = 3072;
+  FusedPart A;
+  A.Kernel = "im2col_kernel";
+  A.Module = "im2col.ptx";
+  A.ThreadsLo = 0;
+  A.ThreadsHi = 256;
+  A.Block = Dim3{256, 1, 1};
+  A.Grid = std::nullopt;
+  A.DynamicSmem = 0;
+  A.ArgMap = {0, 1};
+  FusedPart B;
+  B.Kernel = "maxpool2d_fwd";
+  B.ThreadsLo = 256;
+  B.ThreadsHi = 512;
+  B.Block = Dim3{16, 16, 1};
+  B.Grid = Dim3{25088, 1, 1};
+  B.DynamicSmemOffset = 0;
+  B.DynamicSmem = 1024;
+  B.ArgMap = {2, 3};
+  K.FusedFrom = {A, B};
+  ProbeBuffer P;
+  P.Name = "block_sched";
+  P.Param = 4;
+  P.Level = ProbeLevel::Warp;
+  P.Capacity = 2;
+  P.RecordBytes = 16;
+  P.Fields = {{"clock", "u64", 0}, {"smid", "u32", 8}, {"warp", "u32", 12}};
+  K.Probes = {P};
+  M.Kernels.push_back(K);
+
+  KernelInfo Plain;
+  Plain.Name = "plain";
+  Plain.Params = {{"n", "u32", 4, 4, 0, ParamKind::Scalar, "", 0}};
+  M.Kernels.push_back(Plain);
+  return M;
+}
+
+TEST(Manifest, RoundTrip) {
+  Manifest M = fullManifest();
+  ASSERT_TRUE(validateManifest(M).ok()) << validateManifest(M).message();
+  std::string Text = writeManifest(M);
+  Expected<Manifest> Back = parseManifest(Text, "round-trip.json");
+  ASSERT_TRUE(Back) << Back.status().message();
+  EXPECT_TRUE(*Back == M);
+  EXPECT_EQ(writeManifest(*Back), Text);
+  // Fields the writer must not drop.
+  EXPECT_NE(Text.find("\"manifest_version\": 1"), std::string::npos);
+  EXPECT_NE(Text.find("\"grid\": \"runtime\""), std::string::npos);
+}
+
+TEST(Manifest, RoundTripThroughAFile) {
+  Manifest M = fullManifest();
+  std::string Path = ::testing::TempDir() + "manifest-roundtrip.json";
+  {
+    std::ofstream Out(Path);
+    Out << writeManifest(M);
+  }
+  Expected<Manifest> Back = readManifest(Path);
+  ASSERT_TRUE(Back) << Back.status().message();
+  EXPECT_TRUE(*Back == M);
+  std::remove(Path.c_str());
+
+  Expected<Manifest> Missing = readManifest(Path);
+  ASSERT_FALSE(Missing);
+  EXPECT_NE(Missing.status().message().find("cannot open"), std::string::npos);
+}
+
+TEST(Manifest, ChangesAreDetected) {
+  // The comparison used by the round-trip test sees every field.
+  Manifest M = fullManifest();
+  Manifest N = M;
+  N.Kernels[0].Probes[0].Fields[1].Offset = 4;
+  EXPECT_FALSE(N == M);
+  N = M;
+  N.Kernels[0].FusedFrom[1].ArgMap[1] = 4;
+  EXPECT_FALSE(N == M);
+  N = M;
+  N.Kernels[0].Launch.Grid = Dim3{1, 1, 1};
+  EXPECT_FALSE(N == M);
+}
+
+TEST(Manifest, ProbeBufferBytes) {
+  ProbeBuffer P;
+  P.Capacity = 3;
+  P.RecordBytes = 16;
+  Dim3 Grid{10, 2, 1}, Block{96, 1, 1};
+  P.Level = ProbeLevel::Thread;
+  EXPECT_EQ(P.bufferBytes(Grid, Block), 20u * 96 * 3 * 16);
+  P.Level = ProbeLevel::Warp;
+  EXPECT_EQ(P.bufferBytes(Grid, Block), 20u * 3 * 3 * 16);
+  P.Level = ProbeLevel::Block;
+  EXPECT_EQ(P.bufferBytes(Grid, Block), 20u * 1 * 3 * 16);
+  // A partial warp still has a slot.
+  P.Level = ProbeLevel::Warp;
+  EXPECT_EQ(P.bufferBytes(Dim3{1, 1, 1}, Dim3{33, 1, 1}), 2u * 3 * 16);
+}
+
+/// A valid manifest as text, to be broken in one place per case.
+const char *const Valid = R"({
+  "manifest_version": 1,
+  "module": {"path": "k.ptx", "format": "ptx", "target": "sm_90a"},
+  "kernels": [{
+    "name": "k",
+    "params": [
+      {"name": "a", "type": "u64", "size": 8, "align": 8, "offset": 0, "kind": "pointer"},
+      {"name": "n", "type": "u32", "size": 4, "align": 4, "offset": 8, "kind": "scalar"},
+      {"name": "s", "type": "f32", "size": 4, "align": 4, "offset": 12, "kind": "scalar"},
+      {"name": "p", "type": "u64", "size": 8, "align": 8, "offset": 16, "kind": "pointer"}
+    ],
+    "launch": {"block": [256], "grid": "runtime", "dynamic_smem": 0},
+    "fused_from": [
+      {"kernel": "x", "threads": [0, 128], "arg_map": [0, 1]},
+      {"kernel": "y", "threads": [128, 256], "arg_map": [2]}
+    ],
+    "probes": [
+      {"name": "t", "param": 3, "level": "thread", "capacity": 1,
+       "record_bytes": 8, "fields": [{"name": "c", "type": "u64", "offset": 0}]}
+    ]
+  }]
+})";
+
+std::string replaceOnce(std::string S, const std::string &From,
+                        const std::string &To) {
+  size_t Pos = S.find(From);
+  EXPECT_NE(Pos, std::string::npos) << "test text lacks: " << From;
+  if (Pos != std::string::npos)
+    S.replace(Pos, From.size(), To);
+  return S;
+}
+
+TEST(Manifest, ValidTextParses) {
+  Expected<Manifest> M = parseManifest(Valid, "valid.json");
+  ASSERT_TRUE(M) << M.status().message();
+  ASSERT_EQ(M->Kernels.size(), 1u);
+  const KernelInfo &K = M->Kernels[0];
+  EXPECT_EQ(K.Params.size(), 4u);
+  EXPECT_EQ(K.paramBytes(), 24u);
+  EXPECT_EQ(K.Launch.Block, (Dim3{256, 1, 1}));
+  EXPECT_FALSE(K.Launch.Grid.has_value());
+  EXPECT_EQ(K.FusedFrom[1].ArgMap, std::vector<uint64_t>{2});
+  EXPECT_EQ(K.Probes[0].Level, ProbeLevel::Thread);
+  EXPECT_EQ(M->findKernel("k"), &M->Kernels[0]);
+  EXPECT_EQ(M->findKernel("nope"), nullptr);
+}
+
+struct Malformed {
+  const char *From;
+  const char *To;
+  const char *Error;
+};
+
+class MalformedManifest : public ::testing::TestWithParam<Malformed> {};
+
+TEST_P(MalformedManifest, NamesTheJSONPath) {
+  const Malformed &C = GetParam();
+  std::string Text = replaceOnce(Valid, C.From, C.To);
+  Expected<Manifest> M = parseManifest(Text, "bad.json");
+  ASSERT_FALSE(M) << "accepted:\n" << Text;
+  EXPECT_EQ(M.status().message(), std::string("bad.json: ") + C.Error);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, MalformedManifest,
+    ::testing::Values(
+        Malformed{R"("size": 4, "align": 4, "offset": 12)",
+                  R"("size": "4", "align": 4, "offset": 12)",
+                  "kernels[0].params[2].size: expected an unsigned integer, "
+                  "got string"},
+        Malformed{R"("size": 4, "align": 4, "offset": 12)",
+                  R"("size": -4, "align": 4, "offset": 12)",
+                  "kernels[0].params[2].size: expected an unsigned integer, "
+                  "got a negative integer"},
+        Malformed{R"("manifest_version": 1)", R"("manifest_version": 2)",
+                  "manifest_version: unsupported version 2 (this runtime "
+                  "reads version 1)"},
+        Malformed{R"("manifest_version": 1,)", "", "manifest_version: missing"},
+        Malformed{R"("format": "ptx")", R"("format": "sass")",
+                  "module.format: expected \"ptx\" or \"cubin\", got "
+                  "\"sass\""},
+        Malformed{R"("name": "k",)", R"("name": "k", "lanuch": {},)",
+                  "kernels[0].lanuch: unknown key (expected one of: name, "
+                  "params, launch, resources, fused_from, probes)"},
+        Malformed{R"({"name": "n", "type": "u32")", R"({"type": "u32")",
+                  "kernels[0].params[1].name: missing"},
+        Malformed{R"("type": "f32")", R"("type": ".f32")",
+                  "kernels[0].params[2].type: '.f32' is not a PTX "
+                  "fundamental type (u32, f32, b64 ...; no leading dot)"},
+        Malformed{R"("size": 4, "align": 4, "offset": 12)",
+                  R"("size": 8, "align": 4, "offset": 12)",
+                  "kernels[0].params[2].size: 8 does not match type f32 (4 "
+                  "bytes)"},
+        Malformed{R"("offset": 8, "kind": "scalar")",
+                  R"("offset": 8, "kind": "value")",
+                  "kernels[0].params[1].kind: expected \"scalar\", "
+                  "\"pointer\" or \"bytes\", got \"value\""},
+        Malformed{R"("align": 4, "offset": 12)", R"("align": 3, "offset": 12)",
+                  "kernels[0].params[2].align: expected a power of two, got "
+                  "3"},
+        Malformed{R"("align": 4, "offset": 12)", R"("align": 4, "offset": 10)",
+                  "kernels[0].params[2].offset: 10 is not a multiple of "
+                  "align 4"},
+        Malformed{R"("align": 8, "offset": 16)", R"("align": 8, "offset": 8)",
+                  "kernels[0].params[3].offset: 8 overlaps the previous "
+                  "parameter, which ends at 16"},
+        Malformed{R"("block": [256])", R"("block": [256, 0])",
+                  "kernels[0].launch.block[1]: expected a positive integer, "
+                  "got 0"},
+        Malformed{R"("block": [256])", R"("block": [2048])",
+                  "kernels[0].launch.block: 2048,1,1 has more than 1024 "
+                  "threads"},
+        Malformed{R"("grid": "runtime")", R"("grid": "later")",
+                  "kernels[0].launch.grid: expected \"runtime\" or an array "
+                  "of 1 to 3 positive integers"},
+        Malformed{R"("threads": [128, 256])", R"("threads": [64, 256])",
+                  "kernels[0].fused_from[1].threads: overlaps the threads of "
+                  "fused_from[0]"},
+        Malformed{R"("threads": [128, 256])", R"("threads": [96, 80])",
+                  "kernels[0].fused_from[1].threads: expected lo < hi, got "
+                  "[96, 80)"},
+        Malformed{R"("threads": [128, 256])", R"("threads": [128, 512])",
+                  "kernels[0].fused_from[1].threads[1]: 512 is past the "
+                  "fused block's 256 threads"},
+        Malformed{R"("arg_map": [2])", R"("arg_map": [7])",
+                  "kernels[0].fused_from[1].arg_map[0]: parameter 7 does not "
+                  "exist (the kernel has 4)"},
+        Malformed{R"("param": 3)", R"("param": 1)",
+                  "kernels[0].probes[0].param: parameter 1 ('n') is not 8 "
+                  "bytes and cannot hold a buffer address"},
+        Malformed{R"("level": "thread")", R"("level": "grid")",
+                  "kernels[0].probes[0].level: expected \"thread\", \"warp\" "
+                  "or \"block\", got \"grid\""},
+        Malformed{R"("record_bytes": 8)", R"("record_bytes": 4)",
+                  "kernels[0].probes[0].fields[0].offset: field ends at byte "
+                  "8, past record_bytes 4"}));
+
+TEST(Manifest, SyntaxErrorsSayWhere) {
+  Expected<Manifest> M =
+      parseManifest("{\n  \"manifest_version\": 1,\n}", "s.json");
+  ASSERT_FALSE(M);
+  EXPECT_EQ(M.status().message().rfind("s.json: invalid JSON: ", 0), 0u)
+      << M.status().message();
+  EXPECT_NE(M.status().message().find("line 3"), std::string::npos)
+      << M.status().message();
+
+  M = parseManifest(R"({"manifest_version": 1, "kernels": {},
+                        "module": {"path": "k.ptx", "format": "ptx"}})",
+                    "k.json");
+  ASSERT_FALSE(M);
+  EXPECT_EQ(M.status().message(), "k.json: kernels: expected an array, got "
+                                  "object");
+
+  M = parseManifest("[1, 2]", "a.json");
+  ASSERT_FALSE(M);
+  EXPECT_EQ(M.status().message(),
+            "a.json: (top level): expected an object, got array");
+}
+
+TEST(Manifest, DuplicateKernelNames) {
+  Manifest M = fullManifest();
+  M.Kernels[1].Name = M.Kernels[0].Name;
+  Expected<Manifest> Back = parseManifest(writeManifest(M), "dup.json");
+  ASSERT_FALSE(Back);
+  EXPECT_EQ(Back.status().message(),
+            "dup.json: kernels[1].name: duplicate kernel "
+            "'fused_im2col_maxpool' (also kernels[0])");
+}
+
+} // namespace
