@@ -22,7 +22,9 @@
 #include "mlir/Support/ToolUtilities.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 
@@ -60,6 +62,11 @@ static cl::opt<bool> splitInputFile(
 static cl::opt<bool> verifyDiagnostics(
     "verify-diagnostics",
     cl::desc("Check diagnostics against expected-* comments in the input"));
+static cl::opt<std::string> manifestFilename(
+    "manifest",
+    cl::desc("With --export-ptx/--export-cubin: also write the launch "
+             "manifest (docs/manifest.md) of the exported module"),
+    cl::value_desc("filename"));
 static cl::list<std::string>
     ptxasOptions("ptxas-option", cl::desc("Extra option passed to ptxas"));
 
@@ -85,6 +92,21 @@ static LogicalResult importBuffers(MLIRContext &context,
   return success();
 }
 
+/// The manifest's `module.path`: the output file, relative to the manifest's
+/// folder when both are in the same one.
+static std::string getManifestModulePath() {
+  llvm::SmallString<256> output(outputFilename), manifest(manifestFilename);
+  llvm::sys::fs::make_absolute(output);
+  llvm::sys::fs::make_absolute(manifest);
+  if (llvm::sys::path::parent_path(output) ==
+      llvm::sys::path::parent_path(manifest))
+    return llvm::sys::path::filename(output).str();
+  return std::string(output);
+}
+
+/// Set by exportBuffer when --manifest is given; written after the output.
+static std::string manifestText;
+
 /// Exports the ptx.module in the main buffer of `sourceMgr` as PTX or cubin.
 static LogicalResult exportBuffer(MLIRContext &context,
                                   llvm::SourceMgr &sourceMgr,
@@ -101,6 +123,17 @@ static LogicalResult exportBuffer(MLIRContext &context,
   llvm::raw_string_ostream ptxStream(ptx);
   if (failed(gpuopt::exportPTX(*module, ptxStream)))
     return failure();
+  if (!manifestFilename.empty()) {
+    FailureOr<llvm::json::Object> manifest = gpuopt::buildLaunchManifest(
+        *module, getManifestModulePath(),
+        action == Action::ExportPTX ? "ptx" : "cubin");
+    if (failed(manifest))
+      return failure();
+    llvm::raw_string_ostream manifestStream(manifestText);
+    manifestStream << llvm::formatv("{0:2}",
+                                    llvm::json::Value(std::move(*manifest)));
+    manifestStream << '\n';
+  }
   if (action == Action::ExportPTX) {
     os << ptx;
     return success();
@@ -161,6 +194,12 @@ int main(int argc, char **argv) {
       return 1;
     }
   }
+  if (!manifestFilename.empty() &&
+      (action == Action::ImportPTX || outputFilename == "-")) {
+    llvm::errs() << "error: --manifest goes with --export-ptx or "
+                    "--export-cubin and an output file (-o)\n";
+    return 1;
+  }
   if (inputFilenames.size() > 1 &&
       (action != Action::ImportPTX || splitInputFile)) {
     llvm::errs() << "error: only --import-ptx without --split-input-file "
@@ -209,6 +248,16 @@ int main(int argc, char **argv) {
   if (!output) {
     llvm::errs() << "error: " << errorMessage << "\n";
     return 1;
+  }
+  std::unique_ptr<llvm::ToolOutputFile> manifest;
+  if (!manifestFilename.empty()) {
+    manifest = openOutputFile(manifestFilename, &errorMessage);
+    if (!manifest) {
+      llvm::errs() << "error: " << errorMessage << "\n";
+      return 1;
+    }
+    manifest->os() << manifestText;
+    manifest->keep();
   }
   output->os() << result;
   output->keep();

@@ -6,6 +6,7 @@
 #include "ptx/IR/PTX.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <string>
@@ -19,6 +20,14 @@ mlir::LogicalResult exportPTX(ptx::PTXModuleOp module, llvm::raw_ostream &os);
 /// only one when `name` is empty. Reports an error on `root` otherwise.
 mlir::FailureOr<ptx::PTXModuleOp> findPTXModule(mlir::Operation *root,
                                                 llvm::StringRef name);
+
+/// The launch manifest (docs/manifest.md) of `module` once written to
+/// `modulePath` in `format` ("ptx" or "cubin"): each kernel's parameter
+/// layout and launch bounds. Fails, with an error on the kernel, for a
+/// parameter without a fixed layout.
+mlir::FailureOr<llvm::json::Object>
+buildLaunchManifest(ptx::PTXModuleOp module, llvm::StringRef modulePath,
+                    llvm::StringRef format);
 
 struct PtxasOptions {
   /// ptxas to run; empty: $PTXAS, then PATH, then $CUDA_HOME/bin.

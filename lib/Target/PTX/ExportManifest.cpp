@@ -1,0 +1,108 @@
+//===- ExportManifest.cpp - Launch manifests from the ptx dialect ---------===//
+//
+// Writes the launch manifest (docs/manifest.md) of an exported ptx.module
+// from its ops' attributes: each kernel's parameter layout as the driver
+// packs it, and its launch shape from the performance directives. The
+// runtime reads it without any MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gpuopt/Target/PTX/ExportPTX.h"
+
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace gpuopt;
+using namespace gpuopt::ptx;
+namespace json = llvm::json;
+
+/// Bytes of a PTX fundamental type named with its dot (".u32"), or 0.
+static uint64_t getTypeSize(StringRef type) {
+  return llvm::StringSwitch<uint64_t>(type)
+      .Cases({".b8", ".u8", ".s8"}, 1)
+      .Cases({".b16", ".u16", ".s16", ".f16", ".bf16"}, 2)
+      .Cases({".b32", ".u32", ".s32", ".f32", ".f16x2", ".bf16x2"}, 4)
+      .Cases({".b64", ".u64", ".s64", ".f64"}, 8)
+      .Case(".b128", 16)
+      .Default(0);
+}
+
+static json::Array getDims(ArrayRef<int32_t> dims) {
+  json::Array result;
+  for (unsigned i = 0; i < 3; ++i)
+    result.push_back(i < dims.size() ? int64_t(dims[i]) : int64_t(1));
+  return result;
+}
+
+FailureOr<json::Object> gpuopt::buildLaunchManifest(PTXModuleOp module,
+                                                    StringRef modulePath,
+                                                    StringRef format) {
+  // A kernel with an `.extern .shared` array needs a dynamic size that only
+  // its launcher knows.
+  bool hasDynamicSmem = false;
+  for (auto global : module.getBodyBlock()->getOps<GlobalOp>())
+    hasDynamicSmem |= global.getSpace() == ".shared" &&
+                      global.getLinkage() == StringRef(".extern");
+
+  json::Array kernels;
+  for (auto entry : module.getBodyBlock()->getOps<EntryOp>()) {
+    if (!entry.hasBody())
+      continue;
+    json::Array params;
+    uint64_t offset = 0;
+    for (auto [index, attr] : llvm::enumerate(entry.getParams())) {
+      auto param = cast<ParamDeclAttr>(attr);
+      uint64_t typeSize = getTypeSize(param.getType());
+      if (!typeSize || param.getArraySize() == 0)
+        return entry.emitError("parameter #")
+                   << index << " ('" << param.getName()
+                   << "') has no fixed layout: type " << param.getType()
+                   << (param.getArraySize() == 0 ? " with an unsized array"
+                                                 : ""),
+               failure();
+      bool isArray = param.getArraySize() > 0;
+      uint64_t size = isArray ? typeSize * param.getArraySize() : typeSize;
+      uint64_t align = param.getAlign() ? param.getAlign() : typeSize;
+      offset = llvm::alignTo(offset, align);
+      json::Object json{{"name", param.getName().str()},
+                        {"type", param.getType().drop_front().str()},
+                        {"size", size},
+                        {"align", align},
+                        {"offset", offset}};
+      if (param.getIsPtr()) {
+        json["kind"] = "pointer";
+        if (!param.getPtrSpace().empty())
+          json["space"] = param.getPtrSpace().drop_front().str();
+        if (param.getPtrAlign())
+          json["pointee_align"] = param.getPtrAlign();
+      } else {
+        json["kind"] = isArray ? "bytes" : "scalar";
+      }
+      params.push_back(std::move(json));
+      offset += size;
+    }
+    json::Object launch;
+    if (auto reqntid = entry.getReqntid())
+      launch["block"] = getDims(*reqntid);
+    else
+      launch["block"] = "runtime";
+    launch["grid"] = "runtime";
+    if (hasDynamicSmem)
+      launch["dynamic_smem"] = "runtime";
+    else
+      launch["dynamic_smem"] = 0;
+    if (auto maxntid = entry.getMaxntid())
+      launch["max_threads"] = getDims(*maxntid);
+    kernels.push_back(json::Object{{"name", entry.getSymName().str()},
+                                   {"params", std::move(params)},
+                                   {"launch", std::move(launch)}});
+  }
+  // json::Value does not own a StringRef: copy every string.
+  json::Object moduleInfo{{"path", modulePath.str()}, {"format", format.str()}};
+  if (!module.getChip().empty())
+    moduleInfo["target"] = module.getChip().str();
+  return json::Object{{"manifest_version", 1},
+                      {"module", std::move(moduleInfo)},
+                      {"kernels", std::move(kernels)}};
+}
