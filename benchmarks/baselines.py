@@ -37,6 +37,8 @@ import subprocess
 import sys
 import tempfile
 
+from check_suite import sm_count  # the same grids as the reference check
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 DL = ["im2col", "maxpool", "batchnorm_stats", "upsample_bilinear", "histogram"]
@@ -135,16 +137,6 @@ def pairs():
     out += [("crypto", a, b) for a, b in itertools.combinations(CRYPTO, 2)]
     out += [("gemm", "gemm_mma", b) for b in MEMORY_BOUND]
     return out
-
-
-def sm_count():
-    try:
-        import torch
-        if torch.cuda.is_available():
-            return torch.cuda.get_device_properties(0).multi_processor_count
-    except ImportError:
-        pass
-    return 132  # An H100 SXM.
 
 
 def gpu_slug(name):
