@@ -423,7 +423,7 @@ ParseResult Parser::parseImmediate(Attribute &result, bool negate) {
     if (spelling.size() > 2 && spelling[0] == '0' &&
         (spelling[1] == 'f' || spelling[1] == 'F' || spelling[1] == 'd' ||
          spelling[1] == 'D')) {
-      uint64_t bits;
+      uint64_t bits = 0; // The lexer checked the hex digits.
       spelling.drop_front(2).getAsInteger(16, bits);
       unsigned width = (spelling[1] == 'f' || spelling[1] == 'F') ? 32 : 64;
       if (negate)
@@ -621,7 +621,7 @@ ParseResult Parser::parseStorageQualifier(IntegerAttr &align,
   isQualifier = true;
   if (spelling == ".align") {
     consume();
-    int64_t value;
+    int64_t value = 0;
     if (parseInteger(value, "alignment"))
       return failure();
     align = getI32(value);
@@ -703,7 +703,6 @@ ParseResult Parser::parseDims(SmallVectorImpl<int64_t> &dims) {
 }
 
 ParseResult Parser::parseVariable(VariableSyntax &result) {
-  auto i32 = IntegerType::get(context, 32);
   if (token.is(Token::directive) && isLinkage(token.spelling)) {
     result.linkage = getString(token.spelling);
     consume();
@@ -834,7 +833,7 @@ ParseResult Parser::parseParamList(ArrayAttr &result) {
 
 ParseResult Parser::parseIntList(SmallVectorImpl<int32_t> &values) {
   do {
-    int64_t value;
+    int64_t value = 0;
     if (parseInteger(value, "integer"))
       return failure();
     values.push_back(value);
@@ -845,7 +844,6 @@ ParseResult Parser::parseIntList(SmallVectorImpl<int32_t> &values) {
 }
 
 ParseResult Parser::parseFunctionHeader(FunctionHeaderSyntax &result) {
-  auto i32 = IntegerType::get(context, 32);
   if (token.is(Token::directive) && isLinkage(token.spelling)) {
     result.linkage = getString(token.spelling);
     consume();
@@ -881,7 +879,7 @@ ParseResult Parser::parseFunctionHeader(FunctionHeaderSyntax &result) {
       (spelling == ".maxntid" ? result.maxntid : result.reqntid) =
           DenseI32ArrayAttr::get(context, dims);
     } else if (spelling == ".minnctapersm" || spelling == ".maxnreg") {
-      int64_t value;
+      int64_t value = 0;
       if (parseInteger(value, "integer"))
         return failure();
       (spelling == ".maxnreg" ? result.maxnreg : result.minnctapersm) =
@@ -947,7 +945,6 @@ ParseResult Parser::parseModuleHeader(ModuleHeaderSyntax &result) {
 
 ParseResult Parser::parseLoc(LocSyntax &result) {
   consume(); // .loc
-  auto i32 = IntegerType::get(context, 32);
   int64_t file, line, column;
   if (parseInteger(file, "file index") || parseInteger(line, "line") ||
       parseInteger(column, "column"))
