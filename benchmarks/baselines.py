@@ -12,8 +12,8 @@ with the median, min and max over --repeat repetitions after --warmup.
 Pairs:
   dl      all 10 pairs of HFuse's deep-learning kernels: im2col, maxpool,
           batchnorm_stats, upsample_bilinear, histogram;
-  crypto  HFuse paired four crypto kernels (6 pairs); this suite has three,
-          ethash_like, blake2b and sha256d, hence 3 pairs;
+  crypto  all 6 pairs of HFuse's four crypto kernels: ethash_like, blake2b,
+          sha256d, blake256;
   gemm    Tacker-style: the tensor-core GEMM gemm_mma with each memory-bound
           kernel (the five DL kernels, ethash_like, reduce_shfl): 7 pairs.
 
@@ -42,7 +42,7 @@ from check_suite import sm_count  # the same grids as the reference check
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 DL = ["im2col", "maxpool", "batchnorm_stats", "upsample_bilinear", "histogram"]
-CRYPTO = ["ethash_like", "blake2b", "sha256d"]
+CRYPTO = ["ethash_like", "blake2b", "sha256d", "blake256"]
 MEMORY_BOUND = DL + ["ethash_like", "reduce_shfl"]
 
 
@@ -104,6 +104,8 @@ def kernel_specs(sms):
     nonces = 1 << 26
     add("sha256d", "nvcc/sha256d.ptx", cdiv(nonces, 256), 256,
         ["buf:u32:20:random:10", u32(0), u32(nonces), f"buf:u32:{nonces * 8}:out"])
+    add("blake256", "nvcc/blake256.ptx", cdiv(nonces, 256), 256,
+        ["buf:u32:20:random:23", u32(0), u32(nonces), f"buf:u32:{nonces * 8}:out"])
     M = 8192
     for label, tile_m, block in (("gemm_mma", 128, 256), ("gemm_wgmma", 64, 128)):
         add(label, f"nvcc/{label}.ptx", (M // 128, M // tile_m), block,

@@ -308,6 +308,169 @@ def _hash_chunk(task):
     return int(bad.size), (lo + int(bad[0]) if bad.size else -1)
 
 
+# ---------------------------------------------------------------------------
+# BLAKE-256 (SHA-3 finalist, 14 rounds): pure Python, stdlib only, and a numpy
+# model of its compression for many messages at once
+# ---------------------------------------------------------------------------
+
+BLAKE256_IV = (0x6A09E667, 0xBB67AE85, 0x3C6EF372, 0xA54FF53A,
+               0x510E527F, 0x9B05688C, 0x1F83D9AB, 0x5BE0CD19)
+BLAKE256_C = (0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344, 0xA4093822, 0x299F31D0,
+              0x082EFA98, 0xEC4E6C89, 0x452821E6, 0x38D01377, 0xBE5466CF, 0x34E90C6C,
+              0xC0AC29B7, 0xC97C50DD, 0x3F84D5B5, 0xB5470917)
+BLAKE_SIGMA = (
+    (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+    (14, 10, 4, 8, 9, 15, 13, 6, 1, 12, 0, 2, 11, 7, 5, 3),
+    (11, 8, 12, 0, 5, 2, 15, 13, 10, 14, 3, 6, 7, 1, 9, 4),
+    (7, 9, 3, 1, 13, 12, 11, 14, 2, 6, 5, 10, 4, 0, 15, 8),
+    (9, 0, 5, 7, 2, 4, 10, 15, 14, 1, 11, 12, 6, 8, 3, 13),
+    (2, 12, 6, 10, 0, 11, 8, 3, 4, 13, 7, 5, 15, 14, 1, 9),
+    (12, 5, 1, 15, 14, 13, 4, 10, 0, 7, 6, 3, 9, 2, 8, 11),
+    (13, 11, 7, 14, 12, 1, 3, 9, 5, 0, 15, 4, 8, 6, 2, 10),
+    (6, 15, 14, 9, 11, 3, 0, 8, 12, 2, 13, 7, 1, 4, 10, 5),
+    (10, 2, 8, 4, 7, 6, 1, 5, 15, 11, 9, 14, 3, 12, 13, 0))
+# (a, b, c, d) of the four column steps, then the four diagonal steps.
+BLAKE_STEPS = ((0, 4, 8, 12), (1, 5, 9, 13), (2, 6, 10, 14), (3, 7, 11, 15),
+               (0, 5, 10, 15), (1, 6, 11, 12), (2, 7, 8, 13), (3, 4, 9, 14))
+
+
+def blake256_compress(h, block, t):
+    """One BLAKE-256 compression (salt 0) of a 64-byte block into the eight
+    words h, with the bit counter t; returns the new h. Plain Python."""
+    M = 0xFFFFFFFF
+    m = [int.from_bytes(block[4 * i:4 * i + 4], "big") for i in range(16)]
+    c = BLAKE256_C
+    v = list(h) + list(c[:4]) + [(t & M) ^ c[4], (t & M) ^ c[5],
+                                 (t >> 32) ^ c[6], (t >> 32) ^ c[7]]
+
+    def rotr(x, n):
+        return ((x >> n) | (x << (32 - n))) & M
+
+    for r in range(14):
+        s = BLAKE_SIGMA[r % 10]
+        for i, (a, b, cc, d) in enumerate(BLAKE_STEPS):
+            x, y = s[2 * i], s[2 * i + 1]
+            v[a] = (v[a] + v[b] + (m[x] ^ c[y])) & M
+            v[d] = rotr(v[d] ^ v[a], 16)
+            v[cc] = (v[cc] + v[d]) & M
+            v[b] = rotr(v[b] ^ v[cc], 12)
+            v[a] = (v[a] + v[b] + (m[y] ^ c[x])) & M
+            v[d] = rotr(v[d] ^ v[a], 8)
+            v[cc] = (v[cc] + v[d]) & M
+            v[b] = rotr(v[b] ^ v[cc], 7)
+    return [h[i] ^ v[i] ^ v[i + 8] for i in range(8)]
+
+
+def blake256_blocks(msg):
+    """The padded blocks of msg with their counters (message bits up to and
+    including the block; 0 for a block of padding alone)."""
+    bits = 8 * len(msg)
+    pad_len = (55 - len(msg)) % 64  # bytes between the message and length
+    if pad_len == 0:
+        pad = b"\x81"  # the 1 bit and the BLAKE-256 0x01 bit in one byte
+    else:
+        pad = b"\x80" + b"\x00" * (pad_len - 1) + b"\x01"
+    data = msg + pad + bits.to_bytes(8, "big")
+    out = []
+    for k in range(len(data) // 64):
+        t = min(bits, 512 * (k + 1)) if 512 * k < bits else 0
+        out.append((data[64 * k:64 * k + 64], t))
+    return out
+
+
+def blake256(msg):
+    """BLAKE-256 of msg (bytes), pure Python: the 32-byte digest."""
+    h = list(BLAKE256_IV)
+    for block, t in blake256_blocks(msg):
+        h = blake256_compress(h, block, t)
+    return b"".join(x.to_bytes(4, "big") for x in h)
+
+
+def blake256_compress_np(h, m, t):
+    """blake256_compress for n messages at once: h and m lists of 8 and 16
+    uint32 arrays (or scalars), t a Python int; returns 8 uint32 arrays."""
+    c = [np.uint32(x) for x in BLAKE256_C]
+    u = np.uint32
+    v = [np.asarray(x, np.uint32) for x in h] + c[:4] + [
+        u(t & 0xFFFFFFFF) ^ c[4], u(t & 0xFFFFFFFF) ^ c[5], u(t >> 32) ^ c[6], u(t >> 32) ^ c[7]]
+    m = [np.asarray(x, np.uint32) for x in m]
+
+    def rotr(x, n):
+        return (x >> u(n)) | (x << u(32 - n))
+
+    with np.errstate(over="ignore"):  # uint32 sums wrap, as intended
+        v = _blake256_rounds_np(v, m, c, rotr)
+    return [np.asarray(h[i], np.uint32) ^ v[i] ^ v[i + 8] for i in range(8)]
+
+
+def _blake256_rounds_np(v, m, c, rotr):
+    for r in range(14):
+        s = BLAKE_SIGMA[r % 10]
+        for i, (a, b, cc, d) in enumerate(BLAKE_STEPS):
+            x, y = s[2 * i], s[2 * i + 1]
+            v[a] = v[a] + v[b] + (m[x] ^ c[y])
+            v[d] = rotr(v[d] ^ v[a], 16)
+            v[cc] = v[cc] + v[d]
+            v[b] = rotr(v[b] ^ v[cc], 12)
+            v[a] = v[a] + v[b] + (m[y] ^ c[x])
+            v[d] = rotr(v[d] ^ v[a], 8)
+            v[cc] = v[cc] + v[d]
+            v[b] = rotr(v[b] ^ v[cc], 7)
+    return v
+
+
+def blake256_headers_np(header76, nonces):
+    """BLAKE-256 of header76 + each nonce (little-endian uint32 array) with
+    numpy: the digests as an (n, 32) uint8 array. Block 1 holds no nonce, so
+    it is compressed once, in plain Python."""
+    h = blake256_compress(list(BLAKE256_IV), header76[:64], 512)
+    words = [int.from_bytes(header76[64 + 4 * i:68 + 4 * i], "big") for i in range(3)]
+    nonce_be = nonces.astype(np.uint32).byteswap()
+    m = [np.uint32(w) for w in words] + [nonce_be, np.uint32(0x80000000)] + \
+        [np.uint32(0)] * 8 + [np.uint32(1), np.uint32(0), np.uint32(640)]
+    out = blake256_compress_np([np.uint32(x) for x in h], m, 640)
+    n = nonces.size
+    digest = np.stack([np.broadcast_to(x, (n,)) for x in out], axis=1).astype(">u4")
+    return digest.view(np.uint8).reshape(n, 32)
+
+
+# Test vectors of the BLAKE submission (version 1.3).
+BLAKE256_VECTORS = [
+    (b"\x00", "0ce8d4ef4dd7cd8d62dfded9d4edb0a774ae6a41929a74da23109e8f11139c87"),
+    (b"\x00" * 72, "d419bad32d504fb7d44d460c42c5593fe544fa4c135dec31e21bd9abdcc22d41"),
+]
+
+
+def blake256_self_test():
+    """The pure-Python BLAKE-256 against the submission's test vectors, and
+    the numpy model against it, so that a mistake in either cannot pass as a
+    kernel bug."""
+    for msg, want in BLAKE256_VECTORS:
+        if blake256(msg).hex() != want:
+            raise KernelFailure(f"the BLAKE-256 reference fails the test vector of "
+                                f"{len(msg)} bytes")
+    rng = np.random.default_rng(2)
+    header76 = rng.bytes(76)
+    nonces = np.array([0, 1, 0xFFFFFFFF, int(rng.integers(0, 2**32))], np.uint32)
+    got = blake256_headers_np(header76, nonces)
+    for j, nonce in enumerate(nonces):
+        if bytes(got[j]) != blake256(header76 + int(nonce).to_bytes(4, "little")):
+            raise KernelFailure("the numpy BLAKE-256 model disagrees with the pure-Python one")
+
+
+def _blake256_chunk(task):
+    header76, start, lo, hi, out_path = task
+    nonces = ((np.uint64(start) + np.arange(lo, hi, dtype=np.uint64)) &
+              np.uint64(0xFFFFFFFF)).astype(np.uint32)
+    expected = blake256_headers_np(header76, nonces)
+    # The chunk's first digest once more with the pure-Python BLAKE-256.
+    if bytes(expected[0]) != blake256(header76 + int(nonces[0]).to_bytes(4, "little")):
+        raise KernelFailure("the numpy BLAKE-256 model disagrees with the pure-Python one")
+    got = np.memmap(out_path, dtype=np.uint8, mode="r").reshape(-1, 32)[lo:hi]
+    bad = np.nonzero((expected != got).any(axis=1))[0]
+    return int(bad.size), (lo + int(bad[0]) if bad.size else -1)
+
+
 def parallel_check(c, what, fn, tasks, total):
     ctx = multiprocessing.get_context("fork")
     with ctx.Pool(min(len(tasks), os.cpu_count() or 1)) as pool:
@@ -371,6 +534,20 @@ def check_sha256d(c):
     tasks = [("sha256d", header[:76], start, lo, hi, c.file("out3.bin"))
              for lo, hi in chunks(num, 128)]
     parallel_check(c, "out", _hash_chunk, tasks, num)
+
+
+def check_blake256(c):
+    blake256_self_test()
+    num = 1 << 12 if c.small else 1 << 26
+    header = c.rng.bytes(80)
+    # Start close to 2^32 so that the 32-bit nonce wraps inside the launch.
+    start = 2**32 - int(c.rng.integers(1, num))
+    c.run("nvcc/blake256.ptx", cdiv(num, 256), 256, [
+        c.buf_file("u32", np.frombuffer(header, np.uint32), "header"), u32(start),
+        u32(num), f"buf:u32:{num * 8}:out"], {3: np.uint32})
+    tasks = [(header[:76], start, lo, hi, c.file("out3.bin"))
+             for lo, hi in chunks(num, 128)]
+    parallel_check(c, "out", _blake256_chunk, tasks, num)
 
 
 # ---------------------------------------------------------------------------
@@ -627,6 +804,7 @@ KERNELS = [
     ("ethash_like", check_ethash_like),
     ("blake2b", check_blake2b),
     ("sha256d", check_sha256d),
+    ("blake256", check_blake256),
     ("im2col", check_im2col),
     ("maxpool", check_maxpool),
     ("batchnorm_stats", check_batchnorm_stats),
@@ -743,7 +921,8 @@ def render_markdown(result, date, command):
              f"- Command: `{command}` (base seed {result['seed']})",
              "- Method: fresh random inputs per kernel, run through gpu-run (inputs from "
              "files, outputs to files, outputs poisoned with 0xFF first); references with "
-             "hashlib (sha256d, blake2b), a numpy Keccak/FNV model checked against "
+             "hashlib (sha256d, blake2b), a pure-Python BLAKE-256 checked against the "
+             "BLAKE submission's test vectors and a numpy model of it (blake256), a numpy Keccak/FNV model checked against "
              "hashlib's SHA-3 (ethash_like), numpy, and PyTorch float64 on the GPU "
              "(GEMMs, attention). Integer and hash outputs must be bit-exact; float "
              "outputs are compared by ||out - ref|| / ||ref|| against a float64 reference.",
