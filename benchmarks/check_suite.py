@@ -511,15 +511,24 @@ def check_ethash_like(c):
     parallel_check(c, "out", _ethash_chunk, tasks, num_nonces)
 
 
+def run_header_hash(c, kernel, word, header, start, num):
+    """Runs one of the header-hash kernels (blake2b, sha256d, blake256), which
+    share a signature: the 80-byte header as `word`s, the start nonce, the
+    nonce count, and 8 `word`s of digest per nonce. Returns the digest file."""
+    dtype = np.uint64 if word == "u64" else np.uint32
+    c.run(f"nvcc/{kernel}.ptx", cdiv(num, 256), 256, [
+        c.buf_file(word, np.frombuffer(header, dtype), "header"), u32(start),
+        u32(num), f"buf:{word}:{num * 8}:out"], {3: dtype})
+    return c.file("out3.bin")
+
+
 def check_blake2b(c):
     num = 1 << 12 if c.small else 1 << 24
     header = c.rng.bytes(80)
     # Start close to 2^32 so that the 32-bit nonce wraps inside the launch.
     start = 2**32 - int(c.rng.integers(1, num))
-    c.run("nvcc/blake2b.ptx", cdiv(num, 256), 256, [
-        c.buf_file("u64", np.frombuffer(header, np.uint64), "header"), u32(start),
-        u32(num), f"buf:u64:{num * 8}:out"], {3: np.uint64})
-    tasks = [("blake2b", header[:76], start, lo, hi, c.file("out3.bin"))
+    out = run_header_hash(c, "blake2b", "u64", header, start, num)
+    tasks = [("blake2b", header[:76], start, lo, hi, out)
              for lo, hi in chunks(num, 64)]
     parallel_check(c, "out", _hash_chunk, tasks, num)
 
@@ -528,10 +537,8 @@ def check_sha256d(c):
     num = 1 << 12 if c.small else 1 << 26
     header = c.rng.bytes(80)
     start = int(c.rng.integers(0, 2**32))
-    c.run("nvcc/sha256d.ptx", cdiv(num, 256), 256, [
-        c.buf_file("u32", np.frombuffer(header, np.uint32), "header"), u32(start),
-        u32(num), f"buf:u32:{num * 8}:out"], {3: np.uint32})
-    tasks = [("sha256d", header[:76], start, lo, hi, c.file("out3.bin"))
+    out = run_header_hash(c, "sha256d", "u32", header, start, num)
+    tasks = [("sha256d", header[:76], start, lo, hi, out)
              for lo, hi in chunks(num, 128)]
     parallel_check(c, "out", _hash_chunk, tasks, num)
 
@@ -542,11 +549,8 @@ def check_blake256(c):
     header = c.rng.bytes(80)
     # Start close to 2^32 so that the 32-bit nonce wraps inside the launch.
     start = 2**32 - int(c.rng.integers(1, num))
-    c.run("nvcc/blake256.ptx", cdiv(num, 256), 256, [
-        c.buf_file("u32", np.frombuffer(header, np.uint32), "header"), u32(start),
-        u32(num), f"buf:u32:{num * 8}:out"], {3: np.uint32})
-    tasks = [(header[:76], start, lo, hi, c.file("out3.bin"))
-             for lo, hi in chunks(num, 128)]
+    out = run_header_hash(c, "blake256", "u32", header, start, num)
+    tasks = [(header[:76], start, lo, hi, out) for lo, hi in chunks(num, 128)]
     parallel_check(c, "out", _blake256_chunk, tasks, num)
 
 
