@@ -97,15 +97,42 @@ def PTX_FloatImmAttr : PTX_Attr<"FloatImm", "float"> {
 def PTX_AddressAttr : PTX_Attr<"Address", "addr"> {
   let summary = "An address operand `[base+offset]` or `[base, {...}]`";
   let description = [{
-    The base is a register, symbol or integer. Texture, surface and tensor
-    instructions add a second element (`[tex, {%f1, %f2} ]`), kept in
-    `indices`.
+    The base is a register, symbol or integer. The offset is kept as written,
+    term by term: `[%rd1+0]`, `[%SP+4+4]` and `[%rd5+-12]` stay as they are,
+    because ptxas's debug information (`-g`) depends on the spelling. Term `i`
+    is `terms[i]`, added, or subtracted when bit `i` of `minus` is set (`[a-4]`
+    is `terms = [4], minus = 1`). `getOffset()` gives the effective offset.
+    Texture, surface and tensor instructions add a second element
+    (`[tex, {%f1, %f2} ]`), kept in `indices`.
   }];
   let parameters = (ins "::mlir::Attribute":$base,
-                        DefaultValuedParameter<"int64_t", "0">:$offset,
+                        OptionalArrayRefParameter<"int64_t">:$terms,
+                        DefaultValuedParameter<"uint64_t", "0">:$minus,
                         OptionalParameter<"::mlir::Attribute">:$indices);
-  let assemblyFormat =
-      "`<` $base (`offset` `=` $offset^)? (`indices` `=` $indices^)? `>`";
+  let assemblyFormat = [{
+    `<` $base (`terms` `=` `[` $terms^ `]`)? (`minus` `=` $minus^)?
+    (`indices` `=` $indices^)? `>`
+  }];
+  let builders = [
+    AttrBuilder<(ins "::mlir::Attribute":$base, "int64_t":$offset,
+                     CArg<"::mlir::Attribute", "{}">:$indices), [{
+      // An address built by a pass: one `+offset` term, none for 0.
+      ::llvm::SmallVector<int64_t, 1> terms;
+      if (offset != 0)
+        terms.push_back(offset);
+      return $_get($_ctxt, base, terms, 0, indices);
+    }]>
+  ];
+  let extraClassDeclaration = [{
+    /// The most terms an address keeps (one bit of `minus` each).
+    static constexpr unsigned kMaxTerms = 64;
+    /// Whether term `i` is subtracted (`[a-4]`).
+    bool isSubtracted(unsigned i) const { return (getMinus() >> i) & 1; }
+    /// The effective byte offset: the terms summed with two's complement
+    /// wrap-around, as ptxas computes it.
+    int64_t getOffset() const;
+  }];
+  let genVerifyDecl = 1;
 }
 
 def PTX_VectorAttr : PTX_Attr<"Vector", "vec"> {
@@ -255,16 +282,21 @@ def PTX_ForwardDeclOp : PTX_Op<"declare", [HasParent<"PTXModuleOp">,
   let description = [{
     PTX declares a function before its first call when the definition comes
     later. The definition is the symbol; this op stands where the prototype
-    stood and prints the definition's header, with the prototype's own
-    linkage.
+    stood and prints the definition's name and parameters with the
+    prototype's own linkage and header directives (`.noreturn`, launch
+    bounds), which ptxas requires to match the definition's.
 
     ```mlir
     ptx.declare @__uAtomicAdd
+    ptx.declare @_ZN4cuda3std9terminateEv linkage ".weak" directives [".noreturn"]
     ```
   }];
   let arguments = (ins FlatSymbolRefAttr:$function,
-                       OptionalAttr<StrAttr>:$linkage);
-  let assemblyFormat = "$function (`linkage` $linkage^)? attr-dict";
+                       OptionalAttr<StrAttr>:$linkage,
+                       OptionalAttr<StrArrayAttr>:$directives);
+  let assemblyFormat = [{
+    $function (`linkage` $linkage^)? (`directives` $directives^)? attr-dict
+  }];
 }
 
 def PTX_ScopeOp : PTX_Op<"scope", [NoTerminator, SingleBlock,

@@ -34,6 +34,27 @@ llvm::StringRef RegisterAttr::getBaseName() const {
   return name.take_until([](char c) { return c == '.'; });
 }
 
+LogicalResult AddressAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                  Attribute base, ArrayRef<int64_t> terms,
+                                  uint64_t minus, Attribute indices) {
+  if (!base)
+    return emitError() << "address needs a base";
+  if (terms.size() > kMaxTerms)
+    return emitError() << "address has more than " << kMaxTerms
+                       << " offset terms";
+  if (terms.size() < kMaxTerms && (minus >> terms.size()) != 0)
+    return emitError() << "address 'minus' marks a term it does not have";
+  return success();
+}
+
+int64_t AddressAttr::getOffset() const {
+  uint64_t offset = 0;
+  for (auto [i, term] : llvm::enumerate(getTerms()))
+    offset =
+        isSubtracted(i) ? offset - uint64_t(term) : offset + uint64_t(term);
+  return int64_t(offset);
+}
+
 LogicalResult FloatImmAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                    uint64_t bits, unsigned width) {
   if (width != 32 && width != 64)

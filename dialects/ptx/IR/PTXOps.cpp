@@ -660,37 +660,63 @@ std::string InstOp::getFullOpcode() {
 // Bare identifier resolution
 //===----------------------------------------------------------------------===//
 
-void gpuopt::ptx::resolveBareIdentifiers(Region &body,
-                                         ArrayRef<InstOp> candidates) {
-  llvm::DenseSet<StringRef> labels;
-  llvm::StringMap<int64_t> registers;
-  body.walk([&](Operation *op) {
-    if (auto label = dyn_cast<LabelOp>(op))
-      labels.insert(label.getName());
-    else if (auto reg = dyn_cast<RegOp>(op);
-             reg && !reg.getName().starts_with("%"))
-      registers[reg.getName()] = reg.getCount() ? int64_t(*reg.getCount()) : -1;
-  });
-  if (labels.empty() && registers.empty())
-    return;
-  // The region may not be attached to its op yet (while parsing it).
-  MLIRContext *context = nullptr;
-  auto isRegister = [&](StringRef name) {
-    if (registers.count(name))
-      return true;
+namespace {
+/// Resolves bare names scope by scope: a name is a register or a label only
+/// where a declaration of it is visible (its `{ }` scope and those nested in
+/// it), so a kernel parameter `p` stays a symbol outside the inline-asm block
+/// that declares a predicate `p`.
+class BareIdentifierResolver {
+public:
+  explicit BareIdentifierResolver(const llvm::DenseSet<Operation *> *only)
+      : only(only) {}
+
+  void resolveBlock(Block &block) {
+    Scope &scope = scopes.emplace_back();
+    for (Operation &op : block) {
+      if (auto label = dyn_cast<LabelOp>(op))
+        scope.labels.insert(label.getName());
+      else if (auto reg = dyn_cast<RegOp>(op);
+               reg && !reg.getName().starts_with("%"))
+        scope.registers[reg.getName()] =
+            reg.getCount() ? int64_t(*reg.getCount()) : -1;
+    }
+    for (Operation &op : block) {
+      if (auto nested = dyn_cast<ScopeOp>(op))
+        resolveBlock(*nested.getBodyBlock());
+      else if (auto inst = dyn_cast<InstOp>(op);
+               inst && (!only || only->contains(inst)))
+        update(inst);
+    }
+    scopes.pop_back();
+  }
+
+private:
+  bool isRegister(StringRef name) const {
     StringRef prefix = name.rtrim("0123456789");
-    auto it = registers.find(prefix);
     uint64_t index;
-    return prefix.size() != name.size() && it != registers.end() &&
-           !name.drop_front(prefix.size()).getAsInteger(10, index) &&
-           index < uint64_t(it->second);
-  };
-  std::function<Attribute(Attribute)> resolve = [&](Attribute a) -> Attribute {
+    bool numbered = prefix.size() != name.size() &&
+                    !name.drop_front(prefix.size()).getAsInteger(10, index);
+    for (const Scope &scope : llvm::reverse(scopes)) {
+      if (scope.registers.count(name))
+        return true;
+      auto it = numbered ? scope.registers.find(prefix) : scope.registers.end();
+      if (it != scope.registers.end() && index < uint64_t(it->second))
+        return true;
+    }
+    return false;
+  }
+  bool isLabel(StringRef name) const {
+    return llvm::any_of(scopes, [&](const Scope &scope) {
+      return scope.labels.contains(name);
+    });
+  }
+
+  Attribute resolve(Attribute a) {
     if (auto sym = dyn_cast<FlatSymbolRefAttr>(a)) {
       StringRef name = sym.getValue();
       if (isRegister(name.take_until([](char c) { return c == '.'; })))
         return RegisterAttr::get(context, name);
-      if (labels.contains(name))
+      if (isLabel(name))
         return LabelRefAttr::get(context, name);
       return a;
     }
@@ -702,7 +728,7 @@ void gpuopt::ptx::resolveBareIdentifiers(Region &body,
     };
     if (auto addr = dyn_cast<AddressAttr>(a))
       return AddressAttr::get(
-          context, resolve(addr.getBase()), addr.getOffset(),
+          context, resolve(addr.getBase()), addr.getTerms(), addr.getMinus(),
           addr.getIndices() ? resolve(addr.getIndices()) : Attribute());
     if (auto vec = dyn_cast<VectorAttr>(a))
       return VectorAttr::get(context, resolveAll(vec.getElements()));
@@ -714,8 +740,9 @@ void gpuopt::ptx::resolveBareIdentifiers(Region &body,
       return PairAttr::get(context, resolve(pair.getFirst()),
                            resolve(pair.getSecond()));
     return a;
-  };
-  auto update = [&](InstOp inst) {
+  }
+
+  void update(InstOp inst) {
     context = inst->getContext();
     ArrayAttr operands = inst.getPtxOperands();
     SmallVector<Attribute> resolved;
@@ -724,9 +751,25 @@ void gpuopt::ptx::resolveBareIdentifiers(Region &body,
     ArrayAttr result = ArrayAttr::get(context, resolved);
     if (result != operands)
       inst.setPtxOperandsAttr(result);
+  }
+
+  struct Scope {
+    llvm::StringMap<int64_t> registers;
+    llvm::DenseSet<StringRef> labels;
   };
-  if (candidates.empty())
-    body.walk(update);
-  else
-    llvm::for_each(candidates, update);
+  SmallVector<Scope, 4> scopes;
+  const llvm::DenseSet<Operation *> *only;
+  MLIRContext *context = nullptr;
+};
+} // namespace
+
+void gpuopt::ptx::resolveBareIdentifiers(Region &body,
+                                         ArrayRef<InstOp> candidates) {
+  if (body.empty())
+    return;
+  llvm::DenseSet<Operation *> only;
+  for (InstOp inst : candidates)
+    only.insert(inst);
+  BareIdentifierResolver(candidates.empty() ? nullptr : &only)
+      .resolveBlock(body.front());
 }

@@ -521,7 +521,10 @@ ParseResult Parser::parseOperand(Attribute &result, bool isBranch, bool &bare) {
     } else {
       return emitExpected("register, symbol or integer address");
     }
+    // The terms are kept as written (see AddressAttr); their sum must fit.
     int64_t offset = 0;
+    SmallVector<int64_t, 2> terms;
+    uint64_t minusMask = 0;
     while (token.is(Token::plus) || token.is(Token::minus)) {
       bool minus = token.is(Token::minus);
       consume();
@@ -532,13 +535,18 @@ ParseResult Parser::parseOperand(Attribute &result, bool isBranch, bool &bare) {
       if (minus ? llvm::SubOverflow(offset, term, offset)
                 : llvm::AddOverflow(offset, term, offset))
         return emitError(termLoc, "address offset does not fit in 64 bits");
+      if (terms.size() == AddressAttr::kMaxTerms)
+        return emitError(termLoc, "too many offset terms in an address");
+      if (minus)
+        minusMask |= uint64_t(1) << terms.size();
+      terms.push_back(term);
     }
     Attribute indices;
     if (consumeIf(Token::comma) && parseOperand(indices, false, bare))
       return failure();
     if (!consumeIf(Token::r_square))
       return emitExpected("']'");
-    result = AddressAttr::get(context, base, offset, indices);
+    result = AddressAttr::get(context, base, terms, minusMask, indices);
     break;
   }
   case Token::l_brace: {
@@ -596,6 +604,18 @@ ParseResult Parser::parseInstruction(InstructionSyntax &result) {
   result.opcode = cached.first;
   result.modifiers = cached.second;
   consume();
+  // ptxas also accepts modifiers separated from the opcode by whitespace
+  // (`lop3 .b32`, `xor  .b32` in CUTLASS's inline asm); they are the same
+  // modifiers, so the instruction is stored as if written `lop3.b32`.
+  if (token.is(Token::directive)) {
+    SmallVector<Attribute, 6> modifiers(result.modifiers.begin(),
+                                        result.modifiers.end());
+    while (token.is(Token::directive)) {
+      modifiers.push_back(getString(token.spelling.drop_front()));
+      consume();
+    }
+    result.modifiers = ArrayAttr::get(context, modifiers);
+  }
 
   // Labels are the only bare names `bra` takes; `brx.idx` takes a register
   // and a `.branchtargets` label.
@@ -1039,8 +1059,8 @@ void gpuopt::ptx::printOperand(Attribute operand, llvm::raw_ostream &os) {
   } else if (auto addr = dyn_cast<AddressAttr>(operand)) {
     os << '[';
     printOperand(addr.getBase(), os);
-    if (int64_t offset = addr.getOffset())
-      os << '+' << offset;
+    for (auto [i, term] : llvm::enumerate(addr.getTerms()))
+      os << (addr.isSubtracted(i) ? '-' : '+') << term;
     if (Attribute indices = addr.getIndices()) {
       os << ", ";
       printOperand(indices, os);
@@ -1212,6 +1232,28 @@ static void printParamList(ArrayAttr params, llvm::raw_ostream &os,
   os << ')';
 }
 
+/// Prints the directives after a function's parameters, each preceded by
+/// `sep`: launch bounds, then the rest as kept.
+template <typename OpT>
+static void printHeaderDirectives(OpT op, llvm::raw_ostream &os,
+                                  StringRef sep) {
+  auto printDims = [&](StringRef name, ArrayRef<int32_t> dims) {
+    os << sep << name << ' ';
+    llvm::interleave(dims, os, ", ");
+  };
+  if (auto maxntid = op.getMaxntid())
+    printDims(".maxntid", *maxntid);
+  if (auto reqntid = op.getReqntid())
+    printDims(".reqntid", *reqntid);
+  if (auto min = op.getMinnctapersm())
+    os << sep << ".minnctapersm " << *min;
+  if (auto maxnreg = op.getMaxnreg())
+    os << sep << ".maxnreg " << *maxnreg;
+  if (auto directives = op.getDirectives())
+    for (Attribute d : *directives)
+      os << sep << cast<StringAttr>(d).getValue();
+}
+
 template <typename OpT>
 static void printHeader(OpT op, bool isEntry, llvm::raw_ostream &os,
                         bool multiline,
@@ -1229,24 +1271,8 @@ static void printHeader(OpT op, bool isEntry, llvm::raw_ostream &os,
   os << op.getSymName();
   if (!op.getParams().empty() || isEntry)
     printParamList(op.getParams(), os, multiline);
-  if (!withDirectives)
-    return;
-  const char *sep = multiline ? "\n" : " ";
-  auto printDims = [&](StringRef name, ArrayRef<int32_t> dims) {
-    os << sep << name << ' ';
-    llvm::interleave(dims, os, ", ");
-  };
-  if (auto maxntid = op.getMaxntid())
-    printDims(".maxntid", *maxntid);
-  if (auto reqntid = op.getReqntid())
-    printDims(".reqntid", *reqntid);
-  if (auto min = op.getMinnctapersm())
-    os << sep << ".minnctapersm " << *min;
-  if (auto maxnreg = op.getMaxnreg())
-    os << sep << ".maxnreg " << *maxnreg;
-  if (auto directives = op.getDirectives())
-    for (Attribute d : *directives)
-      os << sep << cast<StringAttr>(d).getValue();
+  if (withDirectives)
+    printHeaderDirectives(op, os, multiline ? "\n" : " ");
 }
 
 void gpuopt::ptx::printFunctionHeader(Operation *function,
@@ -1268,4 +1294,25 @@ void gpuopt::ptx::printForwardDecl(ForwardDeclOp decl, llvm::raw_ostream &os) {
   else if (auto func = dyn_cast_or_null<FuncOp>(function))
     printHeader(func, false, os, /*multiline=*/false, linkage,
                 /*withDirectives=*/false);
+  if (auto directives = decl.getDirectives())
+    for (Attribute d : *directives)
+      os << ' ' << cast<StringAttr>(d).getValue();
+}
+
+ArrayAttr gpuopt::ptx::getHeaderDirectives(Operation *function) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  constexpr char sep = '\x1f'; // Never part of a directive's text.
+  if (auto entry = dyn_cast<EntryOp>(function))
+    printHeaderDirectives(entry, os, StringRef(&sep, 1));
+  else
+    printHeaderDirectives(cast<FuncOp>(function), os, StringRef(&sep, 1));
+  if (text.empty())
+    return {};
+  SmallVector<StringRef> parts;
+  StringRef(text).drop_front().split(parts, sep);
+  SmallVector<Attribute> result;
+  for (StringRef part : parts)
+    result.push_back(StringAttr::get(function->getContext(), part));
+  return ArrayAttr::get(function->getContext(), result);
 }

@@ -269,6 +269,9 @@ void printFunctionHeader(mlir::Operation *function, llvm::raw_ostream &os,
                          bool multiline);
 /// Prints the prototype a ptx.declare stands for (without the `;`).
 void printForwardDecl(ForwardDeclOp decl, llvm::raw_ostream &os);
+/// The directives after a function's parameters as PTX text, one string each
+/// (`.maxntid 128, 1, 1`, `.noreturn`); null when there are none.
+mlir::ArrayAttr getHeaderDirectives(mlir::Operation *function);
 
 } // namespace gpuopt::ptx
 

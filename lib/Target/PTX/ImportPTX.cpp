@@ -201,7 +201,8 @@ LogicalResult Importer::parseFunction() {
     builder.setInsertionPoint(prototype);
     ForwardDeclOp::create(builder, prototype->getLoc(),
                           FlatSymbolRefAttr::get(header.name),
-                          prototype->getAttrOfType<StringAttr>("linkage"));
+                          prototype->getAttrOfType<StringAttr>("linkage"),
+                          getHeaderDirectives(prototype));
     prototype->erase();
     declarations.erase(header.name);
   }
@@ -212,7 +213,8 @@ LogicalResult Importer::parseFunction() {
   bareCandidates.clear();
   if (failed(parseBody(&body->emplaceBlock(), open)))
     return failure();
-  resolveBareIdentifiers(*body, bareCandidates);
+  if (!bareCandidates.empty())
+    resolveBareIdentifiers(*body, bareCandidates);
   return success();
 }
 
