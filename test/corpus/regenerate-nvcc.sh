@@ -28,6 +28,12 @@
 # inside the byte-encoded .debug_info of -G builds). To keep the corpus
 # independent of where the repository is checked out, the sources are
 # compiled from a copy in a fixed scratch directory.
+#
+# nvcc also puts a module id into the names of internal-linkage functions
+# (_INTERNAL_<hash>_..., visible as .func names in -G builds). In a file that
+# defines no non-template external function, that id changes from run to
+# run; every source here defines a non-template kernel or device function,
+# which keeps the output reproducible.
 set -euo pipefail
 
 NVCC=${NVCC:-nvcc}

@@ -7,9 +7,9 @@
 // barrier.cluster.arrive[.release|.relaxed].aligned / wait[.acquire].aligned;
 // cluster special registers (%cluster_ctarank, %cluster_nctarank,
 // %cluster_ctaid, %clusterid, %nclusterid, %is_explicit_cluster);
-// mapa.shared::cluster and ld/st/atom/red on .shared::cluster addresses
-// (distributed shared memory), cooperative_groups::this_cluster()
-// (map_shared_rank, sync), st.async with mbarrier complete_tx to a peer CTA,
+// mapa.shared::cluster, ld/st/red on .shared::cluster addresses, atomics
+// through map_shared_rank pointers, cooperative_groups::this_cluster()
+// (sync, block_rank), st.async with mbarrier complete_tx to a peer CTA,
 // and a multicast TMA load (.multicast::cluster with a CTA mask).
 #include <cooperative_groups.h>
 #include <cuda.h>
