@@ -6,8 +6,10 @@
 //
 // Exercises: `.extern .func` prototypes with .param lists and struct return
 // values, `.extern .global` / `.extern .const` arrays and scalars, call.uni
-// with prototypes across translation units, and a file-local
-// `.global` variable next to the externs.
+// with prototypes across translation units, a file-local `.global`
+// variable next to the externs, and a device-side kernel launch (dynamic
+// parallelism, which needs -rdc=true: `.extern .func`
+// __cudaCDP2GetParameterBufferV2 / __cudaCDP2LaunchDeviceV2).
 #include <cstdint>
 
 struct Stats {
@@ -51,4 +53,21 @@ __global__ void rdc_tickets(const int *__restrict__ a, const int *__restrict__ b
   tickets[i] = lib_ticket(static_cast<unsigned>(d)) + g_counter;
   if (d == 1)
     atomicAdd(&local_hits, 1);
+}
+
+// Dynamic parallelism: one thread per block launches a child grid over the
+// block's slice.
+__global__ void rdc_scale_child(float *__restrict__ y, float s, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n)
+    y[i] = poly(y[i]) * s;
+}
+
+__global__ void rdc_launch_children(float *__restrict__ y, int per_block, int n) {
+  if (threadIdx.x == 0) {
+    int begin = blockIdx.x * per_block;
+    int count = min(per_block, n - begin);
+    if (count > 0)
+      rdc_scale_child<<<(count + 127) / 128, 128>>>(y + begin, g_scale, count);
+  }
 }
