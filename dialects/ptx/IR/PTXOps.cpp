@@ -352,7 +352,10 @@ struct Scope {
 /// it. Labels are scoped like registers: inlined asm blocks reuse names.
 class FunctionBodyVerifier {
 public:
-  FunctionBodyVerifier(Operation *function) : function(function) {}
+  /// With `verifyInstructions`, each instruction's own verifier runs during
+  /// the walk (for callers that do not run MLIR's generic verifier).
+  FunctionBodyVerifier(Operation *function, bool verifyInstructions = false)
+      : function(function), verifyInstructions(verifyInstructions) {}
 
   LogicalResult verify(Region &body) { return verifyBlock(body.front()); }
 
@@ -458,6 +461,8 @@ private:
         scope.registers[reg.getName()] =
             reg.getCount() ? int64_t(*reg.getCount()) : -1;
       } else if (auto inst = dyn_cast<InstOp>(op)) {
+        if (verifyInstructions && failed(inst.verify()))
+          return failure();
         if (RegisterAttr guard = inst.getGuardAttr())
           if (failed(verifyOperand(inst, guard)))
             return failure();
@@ -476,40 +481,68 @@ private:
   }
 
   Operation *function;
+  bool verifyInstructions;
   SmallVector<Scope *> scopes;
   llvm::DenseSet<Attribute> declaredInFunctionScope;
 };
 } // namespace
 
-template <typename OpT> static LogicalResult verifyFunctionLike(OpT op) {
+template <typename OpT>
+static LogicalResult verifyFunctionLike(OpT op,
+                                        bool verifyInstructions = false) {
   if (!op.hasBody())
     return success();
   if (op.getBody().front().getNumArguments() != 0)
     return op.emitOpError("body must not have block arguments");
-  return FunctionBodyVerifier(op).verify(op.getBody());
+  return FunctionBodyVerifier(op, verifyInstructions).verify(op.getBody());
 }
 
-LogicalResult EntryOp::verifyRegions() {
-  if (getReturnParams())
-    return emitOpError("a kernel (.entry) has no return parameters");
-  for (ArrayRef<int32_t> dims : {getMaxntid().value_or(ArrayRef<int32_t>()),
-                                 getReqntid().value_or(ArrayRef<int32_t>())}) {
+static LogicalResult verifyEntry(EntryOp op, bool verifyInstructions) {
+  if (op.getReturnParams())
+    return op.emitOpError("a kernel (.entry) has no return parameters");
+  for (ArrayRef<int32_t> dims :
+       {op.getMaxntid().value_or(ArrayRef<int32_t>()),
+        op.getReqntid().value_or(ArrayRef<int32_t>())}) {
     int64_t threads = 1;
     for (int32_t d : dims) {
       if (d <= 0)
-        return emitOpError("block dimensions must be positive");
+        return op.emitOpError("block dimensions must be positive");
       threads *= d;
     }
     if (threads > 1024)
-      return emitOpError("block of ") << threads << " threads exceeds 1024";
+      return op.emitOpError("block of ") << threads << " threads exceeds 1024";
   }
-  return verifyFunctionLike(*this);
+  return verifyFunctionLike(op, verifyInstructions);
+}
+
+LogicalResult EntryOp::verifyRegions() {
+  return verifyEntry(*this, /*verifyInstructions=*/false);
+}
+
+static LogicalResult verifyFunc(FuncOp op, bool verifyInstructions) {
+  if (op.getReqntid() || op.getMaxntid() || op.getMinnctapersm())
+    return op.emitOpError("launch bounds apply only to kernels (.entry)");
+  return verifyFunctionLike(op, verifyInstructions);
 }
 
 LogicalResult FuncOp::verifyRegions() {
-  if (getReqntid() || getMaxntid() || getMinnctapersm())
-    return emitOpError("launch bounds apply only to kernels (.entry)");
-  return verifyFunctionLike(*this);
+  return verifyFunc(*this, /*verifyInstructions=*/false);
+}
+
+LogicalResult gpuopt::ptx::verifyImportedModule(PTXModuleOp module) {
+  // Unique symbol names, and every ptx.declare names a function.
+  if (failed(mlir::detail::verifySymbolTable(module)))
+    return failure();
+  for (Operation &op : *module.getBodyBlock()) {
+    if (auto entry = dyn_cast<EntryOp>(op)) {
+      if (failed(verifyEntry(entry, /*verifyInstructions=*/true)))
+        return failure();
+    } else if (auto func = dyn_cast<FuncOp>(op)) {
+      if (failed(verifyFunc(func, /*verifyInstructions=*/true)))
+        return failure();
+    }
+  }
+  return success();
 }
 
 LogicalResult

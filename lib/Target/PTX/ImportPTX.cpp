@@ -322,7 +322,13 @@ FailureOr<PTXModuleOp> gpuopt::importPTX(llvm::SourceMgr &sourceMgr,
       importer.importModule(into.getBody(), moduleName);
   if (failed(module))
     return failure();
-  if (failed(verify(*module))) {
+  // Debug builds also run MLIR's generic verifier, which rechecks the
+  // invariants the typed builders guarantee.
+  bool valid = succeeded(verifyImportedModule(*module));
+#ifndef NDEBUG
+  valid = valid && succeeded(verify(*module));
+#endif
+  if (!valid) {
     module->erase();
     return failure();
   }
