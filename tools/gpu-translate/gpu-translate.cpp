@@ -13,6 +13,7 @@
 #include "gpuopt/InitAll.h"
 #include "gpuopt/Target/PTX/ExportPTX.h"
 #include "gpuopt/Target/PTX/ImportPTX.h"
+#include "gpuopt/Tools/ToolSupport.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -21,12 +22,8 @@
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/ToolUtilities.h"
 #include "llvm/Support/CommandLine.h"
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
-#include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
-#include "llvm/Support/ToolOutputFile.h"
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -70,38 +67,16 @@ static cl::opt<std::string> manifestFilename(
 static cl::list<std::string>
     ptxasOptions("ptxas-option", cl::desc("Extra option passed to ptxas"));
 
-static bool isSameFile(llvm::StringRef a, llvm::StringRef b) {
-  bool same = false;
-  return a != "-" && b != "-" && !llvm::sys::fs::equivalent(a, b, same) && same;
-}
-
 /// Imports every buffer of `sourceMgr`, one ptx.module each.
 static LogicalResult importBuffers(MLIRContext &context,
                                    llvm::SourceMgr &sourceMgr,
                                    llvm::raw_ostream &os) {
   OwningOpRef<ModuleOp> module(ModuleOp::create(UnknownLoc::get(&context)));
-  std::vector<std::string> names;
-  for (unsigned id = 1, e = sourceMgr.getNumBuffers(); id <= e; ++id) {
-    names.push_back(gpuopt::ptxModuleNameForFile(
-        sourceMgr.getMemoryBuffer(id)->getBufferIdentifier(), names));
-    if (failed(gpuopt::importPTX(sourceMgr, id, *module, names.back())))
-      return failure();
-  }
+  if (failed(gpuopt::importPTXBuffers(sourceMgr, *module)))
+    return failure();
   module->print(os);
   os << '\n';
   return success();
-}
-
-/// The manifest's `module.path`: the output file, relative to the manifest's
-/// folder when both are in the same one.
-static std::string getManifestModulePath() {
-  llvm::SmallString<256> output(outputFilename), manifest(manifestFilename);
-  llvm::sys::fs::make_absolute(output);
-  llvm::sys::fs::make_absolute(manifest);
-  if (llvm::sys::path::parent_path(output) ==
-      llvm::sys::path::parent_path(manifest))
-    return llvm::sys::path::filename(output).str();
-  return std::string(output);
 }
 
 /// Set by exportBuffer when --manifest is given; written after the output.
@@ -124,15 +99,12 @@ static LogicalResult exportBuffer(MLIRContext &context,
   if (failed(gpuopt::exportPTX(*module, ptxStream)))
     return failure();
   if (!manifestFilename.empty()) {
-    FailureOr<llvm::json::Object> manifest = gpuopt::buildLaunchManifest(
-        *module, getManifestModulePath(),
+    FailureOr<std::string> manifest = gpuopt::printLaunchManifest(
+        *module, outputFilename, manifestFilename,
         action == Action::ExportPTX ? "ptx" : "cubin");
     if (failed(manifest))
       return failure();
-    llvm::raw_string_ostream manifestStream(manifestText);
-    manifestStream << llvm::formatv("{0:2}",
-                                    llvm::json::Value(std::move(*manifest)));
-    manifestStream << '\n';
+    manifestText = std::move(*manifest);
   }
   if (action == Action::ExportPTX) {
     os << ptx;
@@ -140,14 +112,10 @@ static LogicalResult exportBuffer(MLIRContext &context,
   }
   gpuopt::PtxasOptions options;
   options.ptxasPath = ptxasPath;
-  options.chip = chip.empty() ? module->getChip().str() : chip.getValue();
+  options.chip = chip;
   options.extraArgs.assign(ptxasOptions.begin(), ptxasOptions.end());
-  if (options.chip.empty())
-    return module->emitError("no target chip: the module has no .target; "
-                             "pass --chip=sm_XX"),
-           failure();
   FailureOr<std::string> cubin =
-      gpuopt::assembleWithPtxas(ptx, options, module->getLoc());
+      gpuopt::assembleWithPtxas(*module, ptx, std::move(options));
   if (failed(cubin))
     return failure();
   os << *cubin;
@@ -187,13 +155,9 @@ int main(int argc, char **argv) {
                               "gpu-translate: PTX <-> MLIR <-> cubin\n");
   if (inputFilenames.empty())
     inputFilenames.push_back("-");
-  for (const std::string &input : inputFilenames) {
-    if (isSameFile(input, outputFilename)) {
-      llvm::errs() << "error: output file '" << outputFilename
-                   << "' is also an input; refusing to overwrite it\n";
-      return 1;
-    }
-  }
+  if (gpuopt::outputOverwritesInput(inputFilenames,
+                                    {outputFilename, manifestFilename}))
+    return 1;
   if (!manifestFilename.empty() &&
       (action == Action::ImportPTX || outputFilename == "-")) {
     llvm::errs() << "error: --manifest goes with --export-ptx or "
@@ -242,24 +206,9 @@ int main(int argc, char **argv) {
   if (failed(status))
     return 1;
 
-  std::string errorMessage;
-  std::unique_ptr<llvm::ToolOutputFile> output =
-      openOutputFile(outputFilename, &errorMessage);
-  if (!output) {
-    llvm::errs() << "error: " << errorMessage << "\n";
-    return 1;
-  }
-  std::unique_ptr<llvm::ToolOutputFile> manifest;
-  if (!manifestFilename.empty()) {
-    manifest = openOutputFile(manifestFilename, &errorMessage);
-    if (!manifest) {
-      llvm::errs() << "error: " << errorMessage << "\n";
-      return 1;
-    }
-    manifest->os() << manifestText;
-    manifest->keep();
-  }
-  output->os() << result;
-  output->keep();
-  return 0;
+  std::vector<std::pair<llvm::StringRef, llvm::StringRef>> files = {
+      {outputFilename, result}};
+  if (!manifestFilename.empty())
+    files.emplace_back(manifestFilename, manifestText);
+  return failed(gpuopt::writeOutputFiles(files)) ? 1 : 0;
 }

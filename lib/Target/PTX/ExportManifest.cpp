@@ -10,7 +10,10 @@
 #include "gpuopt/Target/PTX/ExportPTX.h"
 
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
+#include "llvm/Support/Path.h"
 
 using namespace mlir;
 using namespace gpuopt;
@@ -105,4 +108,23 @@ FailureOr<json::Object> gpuopt::buildLaunchManifest(PTXModuleOp module,
   return json::Object{{"manifest_version", 1},
                       {"module", std::move(moduleInfo)},
                       {"kernels", std::move(kernels)}};
+}
+
+FailureOr<std::string> gpuopt::printLaunchManifest(PTXModuleOp module,
+                                                   StringRef outputPath,
+                                                   StringRef manifestPath,
+                                                   StringRef format) {
+  llvm::SmallString<256> output(outputPath), manifest(manifestPath);
+  llvm::sys::fs::make_absolute(output);
+  llvm::sys::fs::make_absolute(manifest);
+  // A relative path keeps the pair movable together.
+  std::string modulePath = llvm::sys::path::parent_path(output) ==
+                                   llvm::sys::path::parent_path(manifest)
+                               ? llvm::sys::path::filename(output).str()
+                               : std::string(output);
+  FailureOr<json::Object> json =
+      buildLaunchManifest(module, modulePath, format);
+  if (failed(json))
+    return failure();
+  return llvm::formatv("{0:2}\n", json::Value(std::move(*json))).str();
 }

@@ -10,7 +10,9 @@
 #include "ptx/IR/PTXSyntax.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/IR/Verifier.h"
+#include "llvm/ADT/Sequence.h"
 #include "llvm/Support/Path.h"
 
 #include <cstring>
@@ -333,6 +335,31 @@ FailureOr<PTXModuleOp> gpuopt::importPTX(llvm::SourceMgr &sourceMgr,
     return failure();
   }
   return module;
+}
+
+LogicalResult gpuopt::importPTXBuffers(llvm::SourceMgr &sourceMgr,
+                                       ModuleOp into,
+                                       ArrayRef<unsigned> bufferIds) {
+  SmallVector<unsigned> allBuffers;
+  if (bufferIds.empty()) {
+    allBuffers = llvm::to_vector(
+        llvm::seq_inclusive<unsigned>(1, sourceMgr.getNumBuffers()));
+    bufferIds = allBuffers;
+  }
+  // Names already taken: ptx.modules from earlier files, or whatever else
+  // the caller put into `into`.
+  std::vector<std::string> taken;
+  for (Operation &op : *into.getBody())
+    if (auto name =
+            op.getAttrOfType<StringAttr>(SymbolTable::getSymbolAttrName()))
+      taken.push_back(name.str());
+  for (unsigned id : bufferIds) {
+    taken.push_back(ptxModuleNameForFile(
+        sourceMgr.getMemoryBuffer(id)->getBufferIdentifier(), taken));
+    if (failed(importPTX(sourceMgr, id, into, taken.back())))
+      return failure();
+  }
+  return success();
 }
 
 OwningOpRef<ModuleOp> gpuopt::importPTX(llvm::SourceMgr &sourceMgr,

@@ -94,3 +94,15 @@ FailureOr<std::string> gpuopt::assembleWithPtxas(llvm::StringRef ptx,
            failure();
   return (*cubin)->getBuffer().str();
 }
+
+FailureOr<std::string> gpuopt::assembleWithPtxas(ptx::PTXModuleOp module,
+                                                 llvm::StringRef ptx,
+                                                 PtxasOptions options) {
+  if (options.chip.empty())
+    options.chip = module.getChip().str();
+  if (options.chip.empty())
+    return module.emitError("no target chip: the module has no .target; "
+                            "pass --chip=sm_XX"),
+           failure();
+  return assembleWithPtxas(ptx, options, module.getLoc());
+}

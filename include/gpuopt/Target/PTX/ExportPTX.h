@@ -29,6 +29,15 @@ mlir::FailureOr<llvm::json::Object>
 buildLaunchManifest(ptx::PTXModuleOp module, llvm::StringRef modulePath,
                     llvm::StringRef format);
 
+/// The launch manifest of `module` as the tools write it (JSON indented by
+/// two, final newline), for a module written to `outputPath` in `format` and
+/// a manifest written to `manifestPath`: `module.path` is the output's file
+/// name when both are in the same folder, else its absolute path.
+mlir::FailureOr<std::string> printLaunchManifest(ptx::PTXModuleOp module,
+                                                 llvm::StringRef outputPath,
+                                                 llvm::StringRef manifestPath,
+                                                 llvm::StringRef format);
+
 struct PtxasOptions {
   /// ptxas to run; empty: $PTXAS, then PATH, then $CUDA_HOME/bin.
   std::string ptxasPath;
@@ -42,6 +51,13 @@ struct PtxasOptions {
 mlir::FailureOr<std::string> assembleWithPtxas(llvm::StringRef ptx,
                                                const PtxasOptions &options,
                                                mlir::Location loc);
+
+/// Assembles `ptx`, the export of `module`, with ptxas; an empty
+/// `options.chip` becomes the module's `.target`. Errors are reported on the
+/// module.
+mlir::FailureOr<std::string> assembleWithPtxas(ptx::PTXModuleOp module,
+                                               llvm::StringRef ptx,
+                                               PtxasOptions options);
 
 } // namespace gpuopt
 

@@ -19,6 +19,14 @@ mlir::FailureOr<ptx::PTXModuleOp> importPTX(llvm::SourceMgr &sourceMgr,
                                             mlir::ModuleOp into,
                                             llvm::StringRef moduleName);
 
+/// Imports buffers `bufferIds` of `sourceMgr` (all of them when empty) in
+/// order, one `ptx.module` each at the end of `into`, named after the
+/// buffer's file and unique among the symbols already in `into`. Stops at the
+/// first buffer that fails; the modules imported before it stay.
+mlir::LogicalResult importPTXBuffers(llvm::SourceMgr &sourceMgr,
+                                     mlir::ModuleOp into,
+                                     llvm::ArrayRef<unsigned> bufferIds = {});
+
 /// Parses the main buffer of `sourceMgr` into a new builtin module holding
 /// one `ptx.module`.
 mlir::OwningOpRef<mlir::ModuleOp> importPTX(llvm::SourceMgr &sourceMgr,

@@ -1,0 +1,70 @@
+//===- ToolSupport.h - Input and output files of the tools ------*- C++ -*-===//
+//
+// What gpu-opt and gpu-translate share about files: outputs are produced in
+// memory and written only once everything succeeded, and never over an
+// input.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GPUOPT_TOOLS_TOOLSUPPORT_H
+#define GPUOPT_TOOLS_TOOLSUPPORT_H
+
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/LLVM.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <memory>
+#include <utility>
+#include <vector>
+
+namespace gpuopt {
+
+/// True if `a` and `b` name the same existing file ("-" is never a file).
+inline bool isSameFile(llvm::StringRef a, llvm::StringRef b) {
+  bool same = false;
+  return a != "-" && b != "-" && !llvm::sys::fs::equivalent(a, b, same) && same;
+}
+
+/// Reports an error and returns true if one of `outputs` is one of `inputs`.
+inline bool outputOverwritesInput(const std::vector<std::string> &inputs,
+                                  llvm::ArrayRef<llvm::StringRef> outputs) {
+  for (llvm::StringRef output : outputs) {
+    for (const std::string &input : inputs) {
+      if (isSameFile(input, output)) {
+        llvm::errs() << "error: output file '" << output
+                     << "' is also an input; refusing to overwrite it\n";
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+/// Writes each (path, contents) pair; "-" is stdout. All files are opened
+/// before any is written, so a path that cannot be opened leaves none.
+inline mlir::LogicalResult writeOutputFiles(
+    llvm::ArrayRef<std::pair<llvm::StringRef, llvm::StringRef>> files) {
+  std::vector<std::unique_ptr<llvm::ToolOutputFile>> outputs;
+  for (auto [path, contents] : files) {
+    std::string errorMessage;
+    outputs.push_back(mlir::openOutputFile(path, &errorMessage));
+    if (!outputs.back()) {
+      llvm::errs() << "error: " << errorMessage << "\n";
+      return mlir::failure();
+    }
+  }
+  for (auto [output, file] : llvm::zip_equal(outputs, files)) {
+    output->os() << file.second;
+    output->keep();
+  }
+  return mlir::success();
+}
+
+} // namespace gpuopt
+
+#endif // GPUOPT_TOOLS_TOOLSUPPORT_H
