@@ -16,6 +16,8 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <array>
+
 using namespace mlir;
 using namespace gpuopt::ptx;
 using llvm::StringRef;
@@ -237,8 +239,20 @@ Token Lexer::lex() {
 
 bool Lexer::lexBalancedBraceBody(StringRef &text) {
   const char *start = curPtr, *end = buffer.end();
+  // Debug sections are megabytes of `.b8 0x12,...` lines: skip the bytes
+  // that cannot change the nesting with a table lookup each.
+  static const std::array<bool, 256> special = [] {
+    std::array<bool, 256> table{};
+    for (unsigned char c : {'/', '"', '{', '}'})
+      table[c] = true;
+    return table;
+  }();
   unsigned depth = 1;
   while (curPtr != end) {
+    while (curPtr != end && !special[static_cast<unsigned char>(*curPtr)])
+      ++curPtr;
+    if (curPtr == end)
+      break;
     char c = *curPtr;
     if (c == '/' && curPtr + 1 != end && curPtr[1] == '/') {
       while (curPtr != end && *curPtr != '\n')

@@ -33,7 +33,11 @@ public:
             sourceMgr.getMemoryBuffer(bufferId)->getBufferIdentifier())),
         parser(sourceMgr.getMemoryBuffer(bufferId)->getBuffer(), context,
                [this](const char *ptr) { return getLocation(ptr); }),
-        builder(context) {}
+        builder(context), instName(InstOp::getOperationName(), context),
+        regName(RegOp::getOperationName(), context),
+        locName(LocOp::getOperationName(), context),
+        labelName(LabelOp::getOperationName(), context),
+        noAttributes(DictionaryAttr::get(context)) {}
 
   FailureOr<PTXModuleOp> importModule(Block *into, StringRef name);
 
@@ -61,6 +65,30 @@ private:
   }
   Location here() { return getLocation(parser.getToken().getLoc()); }
 
+  /// OpT::create without an OperationState, for the statements that make
+  /// up most of a file: the state's heap-allocated properties and attribute
+  /// list cost as much as the operation itself.
+  template <typename OpT>
+  OpT createStatement(Location loc, OperationName name,
+                      typename OpT::Properties &properties) {
+    Operation *op = Operation::create(loc, name, /*resultTypes=*/{},
+                                      /*operands=*/{}, noAttributes,
+                                      OpaqueProperties(&properties),
+                                      /*successors=*/{}, /*numRegions=*/0);
+    builder.insert(op);
+    return cast<OpT>(op);
+  }
+  InstOp createInst(Location loc, const InstructionSyntax &syntax) {
+    InstOp::Properties properties;
+    properties.guard = syntax.guard;
+    if (syntax.guardNegated)
+      properties.guard_negated = builder.getUnitAttr();
+    properties.opcode = syntax.opcode;
+    properties.modifiers = syntax.modifiers;
+    properties.ptx_operands = syntax.operands;
+    return createStatement<InstOp>(loc, instName, properties);
+  }
+
   LogicalResult parseTopLevelStatement();
   LogicalResult parseFunction();
   LogicalResult parseBody(Block *block, const char *open);
@@ -75,6 +103,8 @@ private:
   StringAttr fileName;
   Parser parser;
   OpBuilder builder;
+  OperationName instName, regName, locName, labelName;
+  DictionaryAttr noAttributes;
   /// Functions declared without a body so far, by name.
   llvm::DenseMap<StringAttr, Operation *> declarations;
   /// Instructions of the current function with bare-name operands.
@@ -248,17 +278,27 @@ LogicalResult Importer::parseBodyStatement() {
       RegisterDeclSyntax syntax;
       if (parser.parseRegisterDecl(syntax))
         return failure();
-      for (auto [name, count] : syntax.names)
-        RegOp::create(builder, loc, syntax.type, syntax.vector, name, count,
-                      syntax.align);
+      for (auto [name, count] : syntax.names) {
+        RegOp::Properties properties;
+        properties.type = syntax.type;
+        properties.vector = syntax.vector;
+        properties.name = name;
+        properties.count = count;
+        properties.align = syntax.align;
+        createStatement<RegOp>(loc, regName, properties);
+      }
       return success();
     }
     if (spelling == ".loc") {
       LocSyntax syntax;
       if (parser.parseLoc(syntax))
         return failure();
-      LocOp::create(builder, loc, syntax.file, syntax.line, syntax.column,
-                    syntax.extra);
+      LocOp::Properties properties;
+      properties.file = syntax.file;
+      properties.line = syntax.line;
+      properties.column = syntax.column;
+      properties.extra = syntax.extra;
+      createStatement<LocOp>(loc, locName, properties);
       return success();
     }
     if (spelling == ".pragma") {
@@ -292,7 +332,9 @@ LogicalResult Importer::parseBodyStatement() {
         DirectiveOp::create(builder, loc, text);
         return success();
       }
-      LabelOp::create(builder, loc, name);
+      LabelOp::Properties properties;
+      properties.name = name;
+      createStatement<LabelOp>(loc, labelName, properties);
       return success();
     }
     [[fallthrough]];
@@ -301,10 +343,7 @@ LogicalResult Importer::parseBodyStatement() {
     InstructionSyntax syntax;
     if (parser.parseInstruction(syntax))
       return failure();
-    auto inst =
-        InstOp::create(builder, loc, syntax.guard,
-                       syntax.guardNegated ? builder.getUnitAttr() : UnitAttr(),
-                       syntax.opcode, syntax.modifiers, syntax.operands);
+    InstOp inst = createInst(loc, syntax);
     if (syntax.hasBareIdentifier)
       bareCandidates.push_back(inst);
     return success();
