@@ -302,8 +302,13 @@ static LogicalResult compile(const std::shared_ptr<llvm::SourceMgr> &sourceMgr,
     return failure();
   passTiming.stop();
 
-  return emitResult(root.get(), emit, config, resources, timing, result,
-                    manifest);
+  LogicalResult emitted =
+      emitResult(root.get(), emit, config, resources, timing, result, manifest);
+  // The process ends once the output is written; freeing a large module op
+  // by op takes as long as exporting it, so it is left to the exit (as
+  // clang's -disable-free does).
+  (void)root.release();
+  return emitted;
 }
 
 /// The one-process path: PTX inputs, several inputs, or PTX, cubin or
