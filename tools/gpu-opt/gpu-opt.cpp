@@ -239,36 +239,14 @@ static LogicalResult emitResult(Operation *root, Emit emit,
       gpuopt::findPTXModule(root, moduleName);
   if (failed(module))
     return failure();
-  TimingScope exportTiming = timing.nest("export PTX");
-  std::string ptx;
-  llvm::raw_string_ostream ptxStream(ptx);
-  if (failed(gpuopt::exportPTX(*module, ptxStream)))
-    return failure();
-  exportTiming.stop();
-  if (!manifestFilename.empty()) {
-    FailureOr<std::string> text =
-        gpuopt::printLaunchManifest(*module, outputFilename, manifestFilename,
-                                    emit == Emit::PTX ? "ptx" : "cubin");
-    if (failed(text))
-      return failure();
-    manifest = std::move(*text);
-  }
-  if (emit == Emit::PTX) {
-    os << ptx;
-    return success();
-  }
-
-  TimingScope ptxasTiming = timing.nest("ptxas");
-  gpuopt::PtxasOptions options;
-  options.ptxasPath = ptxasPath;
-  options.chip = chip;
-  options.extraArgs.assign(ptxasOptions.begin(), ptxasOptions.end());
-  FailureOr<std::string> cubin =
-      gpuopt::assembleWithPtxas(*module, ptx, std::move(options));
-  if (failed(cubin))
-    return failure();
-  os << *cubin;
-  return success();
+  gpuopt::ModuleOutputOptions options;
+  options.cubin = emit == Emit::Cubin;
+  options.ptxas.ptxasPath = ptxasPath;
+  options.ptxas.chip = chip;
+  options.ptxas.extraArgs.assign(ptxasOptions.begin(), ptxasOptions.end());
+  options.outputPath = outputFilename;
+  options.manifestPath = manifestFilename;
+  return gpuopt::exportModule(*module, options, os, manifest, timing);
 }
 
 /// Inputs to `root`, the pass pipeline, `root` to the output: each phase is

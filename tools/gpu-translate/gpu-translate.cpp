@@ -94,32 +94,15 @@ static LogicalResult exportBuffer(MLIRContext &context,
       gpuopt::findPTXModule(root.get(), moduleName);
   if (failed(module))
     return failure();
-  std::string ptx;
-  llvm::raw_string_ostream ptxStream(ptx);
-  if (failed(gpuopt::exportPTX(*module, ptxStream)))
-    return failure();
-  if (!manifestFilename.empty()) {
-    FailureOr<std::string> manifest = gpuopt::printLaunchManifest(
-        *module, outputFilename, manifestFilename,
-        action == Action::ExportPTX ? "ptx" : "cubin");
-    if (failed(manifest))
-      return failure();
-    manifestText = std::move(*manifest);
-  }
-  if (action == Action::ExportPTX) {
-    os << ptx;
-    return success();
-  }
-  gpuopt::PtxasOptions options;
-  options.ptxasPath = ptxasPath;
-  options.chip = chip;
-  options.extraArgs.assign(ptxasOptions.begin(), ptxasOptions.end());
-  FailureOr<std::string> cubin =
-      gpuopt::assembleWithPtxas(*module, ptx, std::move(options));
-  if (failed(cubin))
-    return failure();
-  os << *cubin;
-  return success();
+  gpuopt::ModuleOutputOptions options;
+  options.cubin = action == Action::ExportCubin;
+  options.ptxas.ptxasPath = ptxasPath;
+  options.ptxas.chip = chip;
+  options.ptxas.extraArgs.assign(ptxasOptions.begin(), ptxasOptions.end());
+  options.outputPath = outputFilename;
+  options.manifestPath = manifestFilename;
+  TimingScope noTiming;
+  return gpuopt::exportModule(*module, options, os, manifestText, noTiming);
 }
 
 /// Translates the buffers in `sourceMgr`, reporting (or, with

@@ -6,6 +6,7 @@
 #include "ptx/IR/PTX.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/Timing.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -58,6 +59,23 @@ mlir::FailureOr<std::string> assembleWithPtxas(llvm::StringRef ptx,
 mlir::FailureOr<std::string> assembleWithPtxas(ptx::PTXModuleOp module,
                                                llvm::StringRef ptx,
                                                PtxasOptions options);
+
+/// How a tool writes one ptx.module: PTX text, or a cubin through ptxas,
+/// with its launch manifest when `manifestPath` is set.
+struct ModuleOutputOptions {
+  bool cubin = false;
+  PtxasOptions ptxas;
+  /// Where the output and the manifest will be written (the manifest names
+  /// the output relative to itself); no manifest when `manifestPath` is empty.
+  std::string outputPath, manifestPath;
+};
+
+/// Exports `module` to `os` as PTX or a cubin, and prints its manifest into
+/// `manifest`; `timing` gets the nested phases "export PTX" and "ptxas".
+mlir::LogicalResult exportModule(ptx::PTXModuleOp module,
+                                 const ModuleOutputOptions &options,
+                                 llvm::raw_ostream &os, std::string &manifest,
+                                 mlir::TimingScope &timing);
 
 } // namespace gpuopt
 
