@@ -75,13 +75,7 @@ static cl::opt<Emit> emitKind(
 static cl::opt<std::string>
     moduleName("module", cl::desc("With PTX or cubin output: the ptx.module "
                                   "to export when there are several"));
-static cl::opt<std::string>
-    chip("chip", cl::desc("With cubin output: the target SM (default: the "
-                          "module's .target)"));
-static cl::opt<std::string>
-    ptxasPath("ptxas", cl::desc("With cubin output: the ptxas to run"));
-static cl::list<std::string>
-    ptxasOptions("ptxas-option", cl::desc("Extra option passed to ptxas"));
+static gpuopt::PtxasCLOptions ptxasOptions;
 static cl::opt<std::string> manifestFilename(
     "manifest",
     cl::desc("With PTX or cubin output to a file: also write the launch "
@@ -117,8 +111,7 @@ static LogicalResult checkOptions(Emit emit, const MlirOptMainConfig &config) {
     return fail("--module goes with PTX or cubin output");
   if (!manifestFilename.empty() && (!exported || outputFilename == "-"))
     return fail("--manifest goes with PTX or cubin output to a file (-o)");
-  if (emit != Emit::Cubin &&
-      (!chip.empty() || !ptxasPath.empty() || !ptxasOptions.empty()))
+  if (emit != Emit::Cubin && ptxasOptions.anyGiven())
     return fail("--chip, --ptxas and --ptxas-option go with cubin output "
                 "(-o FILE.cubin or --emit=cubin)");
   return success();
@@ -241,9 +234,7 @@ static LogicalResult emitResult(Operation *root, Emit emit,
     return failure();
   gpuopt::ModuleOutputOptions options;
   options.cubin = emit == Emit::Cubin;
-  options.ptxas.ptxasPath = ptxasPath;
-  options.ptxas.chip = chip;
-  options.ptxas.extraArgs.assign(ptxasOptions.begin(), ptxasOptions.end());
+  options.ptxas = ptxasOptions.get();
   options.outputPath = outputFilename;
   options.manifestPath = manifestFilename;
   return gpuopt::exportModule(*module, options, os, manifest, timing);

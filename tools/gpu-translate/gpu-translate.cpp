@@ -48,11 +48,6 @@ static cl::opt<Action>
 static cl::opt<std::string>
     moduleName("module", cl::desc("The ptx.module to export when the input "
                                   "holds several"));
-static cl::opt<std::string>
-    chip("chip", cl::desc("Target SM for --export-cubin (default: the "
-                          "module's .target)"));
-static cl::opt<std::string> ptxasPath("ptxas",
-                                      cl::desc("ptxas executable to use"));
 static cl::opt<bool> splitInputFile(
     "split-input-file",
     cl::desc("Translate each '// -----' chunk of the input separately"));
@@ -64,8 +59,7 @@ static cl::opt<std::string> manifestFilename(
     cl::desc("With --export-ptx/--export-cubin: also write the launch "
              "manifest (docs/manifest.md) of the exported module"),
     cl::value_desc("filename"));
-static cl::list<std::string>
-    ptxasOptions("ptxas-option", cl::desc("Extra option passed to ptxas"));
+static gpuopt::PtxasCLOptions ptxasOptions;
 
 /// Imports every buffer of `sourceMgr`, one ptx.module each.
 static LogicalResult importBuffers(MLIRContext &context,
@@ -96,9 +90,7 @@ static LogicalResult exportBuffer(MLIRContext &context,
     return failure();
   gpuopt::ModuleOutputOptions options;
   options.cubin = action == Action::ExportCubin;
-  options.ptxas.ptxasPath = ptxasPath;
-  options.ptxas.chip = chip;
-  options.ptxas.extraArgs.assign(ptxasOptions.begin(), ptxasOptions.end());
+  options.ptxas = ptxasOptions.get();
   options.outputPath = outputFilename;
   options.manifestPath = manifestFilename;
   TimingScope noTiming;

@@ -1246,26 +1246,31 @@ static void printParamList(ArrayAttr params, llvm::raw_ostream &os,
   os << ')';
 }
 
-/// Prints the directives after a function's parameters, each preceded by
-/// `sep`: launch bounds, then the rest as kept.
+/// Calls `print` once per directive after a function's parameters (launch
+/// bounds, then the rest as kept), with a printer of its text.
 template <typename OpT>
-static void printHeaderDirectives(OpT op, llvm::raw_ostream &os,
-                                  StringRef sep) {
+static void forEachHeaderDirective(
+    OpT op,
+    llvm::function_ref<void(llvm::function_ref<void(llvm::raw_ostream &)>)>
+        print) {
   auto printDims = [&](StringRef name, ArrayRef<int32_t> dims) {
-    os << sep << name << ' ';
-    llvm::interleave(dims, os, ", ");
+    print([&](llvm::raw_ostream &os) {
+      os << name << ' ';
+      llvm::interleave(dims, os, ", ");
+    });
   };
   if (auto maxntid = op.getMaxntid())
     printDims(".maxntid", *maxntid);
   if (auto reqntid = op.getReqntid())
     printDims(".reqntid", *reqntid);
   if (auto min = op.getMinnctapersm())
-    os << sep << ".minnctapersm " << *min;
+    print([&](llvm::raw_ostream &os) { os << ".minnctapersm " << *min; });
   if (auto maxnreg = op.getMaxnreg())
-    os << sep << ".maxnreg " << *maxnreg;
+    print([&](llvm::raw_ostream &os) { os << ".maxnreg " << *maxnreg; });
   if (auto directives = op.getDirectives())
     for (Attribute d : *directives)
-      os << sep << cast<StringAttr>(d).getValue();
+      print(
+          [&](llvm::raw_ostream &os) { os << cast<StringAttr>(d).getValue(); });
 }
 
 template <typename OpT>
@@ -1286,7 +1291,10 @@ static void printHeader(OpT op, bool isEntry, llvm::raw_ostream &os,
   if (!op.getParams().empty() || isEntry)
     printParamList(op.getParams(), os, multiline);
   if (withDirectives)
-    printHeaderDirectives(op, os, multiline ? "\n" : " ");
+    forEachHeaderDirective(op, [&](auto printDirective) {
+      os << (multiline ? '\n' : ' ');
+      printDirective(os);
+    });
 }
 
 void gpuopt::ptx::printFunctionHeader(Operation *function,
@@ -1314,19 +1322,17 @@ void gpuopt::ptx::printForwardDecl(ForwardDeclOp decl, llvm::raw_ostream &os) {
 }
 
 ArrayAttr gpuopt::ptx::getHeaderDirectives(Operation *function) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  constexpr char sep = '\x1f'; // Never part of a directive's text.
-  if (auto entry = dyn_cast<EntryOp>(function))
-    printHeaderDirectives(entry, os, StringRef(&sep, 1));
-  else
-    printHeaderDirectives(cast<FuncOp>(function), os, StringRef(&sep, 1));
-  if (text.empty())
-    return {};
-  SmallVector<StringRef> parts;
-  StringRef(text).drop_front().split(parts, sep);
+  MLIRContext *context = function->getContext();
   SmallVector<Attribute> result;
-  for (StringRef part : parts)
-    result.push_back(StringAttr::get(function->getContext(), part));
-  return ArrayAttr::get(function->getContext(), result);
+  auto collect = [&](llvm::function_ref<void(llvm::raw_ostream &)> print) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    print(os);
+    result.push_back(StringAttr::get(context, text));
+  };
+  if (auto entry = dyn_cast<EntryOp>(function))
+    forEachHeaderDirective(entry, collect);
+  else
+    forEachHeaderDirective(cast<FuncOp>(function), collect);
+  return result.empty() ? ArrayAttr() : ArrayAttr::get(context, result);
 }

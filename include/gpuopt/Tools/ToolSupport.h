@@ -1,19 +1,22 @@
 //===- ToolSupport.h - Input and output files of the tools ------*- C++ -*-===//
 //
-// What gpu-opt and gpu-translate share about files: outputs are produced in
-// memory and written only once everything succeeded, and never over an
-// input.
+// What gpu-opt and gpu-translate share: outputs are produced in memory and
+// written only once everything succeeded, and never over an input; cubins
+// are assembled with the same ptxas options.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef GPUOPT_TOOLS_TOOLSUPPORT_H
 #define GPUOPT_TOOLS_TOOLSUPPORT_H
 
+#include "gpuopt/Target/PTX/ExportPTX.h"
+
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
@@ -64,6 +67,30 @@ inline mlir::LogicalResult writeOutputFiles(
   }
   return mlir::success();
 }
+
+/// The command-line options for cubin output: --chip, --ptxas and
+/// --ptxas-option. A tool declares one instance at namespace scope.
+struct PtxasCLOptions {
+  llvm::cl::opt<std::string> chip{
+      "chip", llvm::cl::desc("With cubin output: the target SM (default: the "
+                             "module's .target)")};
+  llvm::cl::opt<std::string> ptxasPath{
+      "ptxas", llvm::cl::desc("With cubin output: the ptxas to run (default: "
+                              "$PTXAS, PATH, $CUDA_HOME/bin)")};
+  llvm::cl::list<std::string> extraArgs{
+      "ptxas-option", llvm::cl::desc("Extra option passed to ptxas")};
+
+  bool anyGiven() const {
+    return !chip.empty() || !ptxasPath.empty() || !extraArgs.empty();
+  }
+  PtxasOptions get() const {
+    PtxasOptions options;
+    options.ptxasPath = ptxasPath;
+    options.chip = chip;
+    options.extraArgs.assign(extraArgs.begin(), extraArgs.end());
+    return options;
+  }
+};
 
 } // namespace gpuopt
 
