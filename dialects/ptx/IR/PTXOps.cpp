@@ -530,11 +530,28 @@ LogicalResult FuncOp::verifyRegions() {
 }
 
 LogicalResult gpuopt::ptx::verifyImportedModule(PTXModuleOp module) {
-  // Unique symbol names, and every ptx.declare names a function.
-  if (failed(mlir::detail::verifySymbolTable(module)))
-    return failure();
+  // Unique symbol names, and every ptx.declare names a function. Symbols
+  // and their only users (ptx.declare) are direct children of the module,
+  // so this is verifySymbolTable without its walk over every statement.
+  llvm::DenseMap<StringAttr, Operation *> symbols;
+  SymbolTableCollection symbolTables;
   for (Operation &op : *module.getBodyBlock()) {
-    if (auto entry = dyn_cast<EntryOp>(op)) {
+    if (auto name = op.getAttrOfType<StringAttr>(
+            SymbolTable::getSymbolAttrName())) {
+      auto [it, inserted] = symbols.try_emplace(name, &op);
+      if (!inserted)
+        return op.emitError()
+                   .append("redefinition of symbol named '", name.getValue(),
+                           "'")
+                   .attachNote(it->second->getLoc())
+                   .append("see existing symbol definition here");
+    }
+  }
+  for (Operation &op : *module.getBodyBlock()) {
+    if (auto decl = dyn_cast<ForwardDeclOp>(op)) {
+      if (failed(decl.verifySymbolUses(symbolTables)))
+        return failure();
+    } else if (auto entry = dyn_cast<EntryOp>(op)) {
       if (failed(verifyEntry(entry, /*verifyInstructions=*/true)))
         return failure();
     } else if (auto func = dyn_cast<FuncOp>(op)) {
