@@ -536,15 +536,14 @@ LogicalResult gpuopt::ptx::verifyImportedModule(PTXModuleOp module) {
   llvm::DenseMap<StringAttr, Operation *> symbols;
   SymbolTableCollection symbolTables;
   for (Operation &op : *module.getBodyBlock()) {
-    if (auto name = op.getAttrOfType<StringAttr>(
-            SymbolTable::getSymbolAttrName())) {
+    if (auto name =
+            op.getAttrOfType<StringAttr>(SymbolTable::getSymbolAttrName())) {
       auto [it, inserted] = symbols.try_emplace(name, &op);
       if (!inserted)
         return op.emitError()
-                   .append("redefinition of symbol named '", name.getValue(),
-                           "'")
-                   .attachNote(it->second->getLoc())
-                   .append("see existing symbol definition here");
+            .append("redefinition of symbol named '", name.getValue(), "'")
+            .attachNote(it->second->getLoc())
+            .append("see existing symbol definition here");
     }
   }
   for (Operation &op : *module.getBodyBlock()) {
@@ -792,9 +791,40 @@ private:
     return a;
   }
 
+  /// Whether some bare name in `a` names a register or label in scope. Most
+  /// bare names are symbols (`ld.param [k_param_0]`), whose operands are
+  /// then left as they are instead of being rebuilt and uniqued again.
+  bool namesRegisterOrLabel(Attribute a) const {
+    if (auto sym = dyn_cast<FlatSymbolRefAttr>(a)) {
+      StringRef name = sym.getValue();
+      return isRegister(name.take_until([](char c) { return c == '.'; })) ||
+             isLabel(name);
+    }
+    auto any = [&](ArrayAttr elements) {
+      return llvm::any_of(elements,
+                          [&](Attribute e) { return namesRegisterOrLabel(e); });
+    };
+    if (auto addr = dyn_cast<AddressAttr>(a))
+      return namesRegisterOrLabel(addr.getBase()) ||
+             (addr.getIndices() && namesRegisterOrLabel(addr.getIndices()));
+    if (auto vec = dyn_cast<VectorAttr>(a))
+      return any(vec.getElements());
+    if (auto list = dyn_cast<ListAttr>(a))
+      return any(list.getElements());
+    if (auto neg = dyn_cast<NotAttr>(a))
+      return namesRegisterOrLabel(neg.getOperand());
+    if (auto pair = dyn_cast<PairAttr>(a))
+      return namesRegisterOrLabel(pair.getFirst()) ||
+             namesRegisterOrLabel(pair.getSecond());
+    return false;
+  }
+
   void update(InstOp inst) {
-    context = inst->getContext();
     ArrayAttr operands = inst.getPtxOperands();
+    if (llvm::none_of(operands,
+                      [&](Attribute a) { return namesRegisterOrLabel(a); }))
+      return;
+    context = inst->getContext();
     SmallVector<Attribute> resolved;
     for (Attribute operand : operands)
       resolved.push_back(resolve(operand));
