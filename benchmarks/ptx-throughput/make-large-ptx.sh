@@ -11,6 +11,9 @@
 #   cccl_debug_large.1.O0.ptx    nvcc -G of cccl_debug_large.cu, instantiation
 #   cccl_debug_large.2.O0.ptx    sets 1 and 2: CUB collectives and thrust::seq
 #                                algorithms over many types, about 8 MB each
+#   thrust_sort_scan.O0.ptx      nvcc -G of thrust_sort_scan.cu: thrust::sort,
+#                                inclusive_scan and reduce from a host
+#                                program, about 9 MB
 #
 # Then, unless --no-ptxas, each file is assembled with ptxas -arch=sm_90a
 # (-g for the -G builds, as utils/check-roundtrip.py does) to check that
@@ -61,6 +64,7 @@ builds=(
   "flash_attn_like.ptx|$here/flash_attn_like.cu -O3 -lineinfo|"
   "cccl_debug_large.1.O0.ptx|$here/cccl_debug_large.cu -G -DCCCL_DEBUG_SET=1|-g"
   "cccl_debug_large.2.O0.ptx|$here/cccl_debug_large.cu -G -DCCCL_DEBUG_SET=2|-g"
+  "thrust_sort_scan.O0.ptx|$here/thrust_sort_scan.cu -G|-g"
 )
 
 for b in "${builds[@]}"; do
