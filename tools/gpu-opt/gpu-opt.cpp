@@ -29,6 +29,7 @@
 #include "gpuopt/Target/PTX/ExportPTX.h"
 #include "gpuopt/Target/PTX/ImportPTX.h"
 #include "gpuopt/Tools/ToolSupport.h"
+#include "gpuopt/Transforms/Passes.h"
 
 #include "mlir/Bytecode/BytecodeWriter.h"
 #include "mlir/Debug/CLOptionsSetup.h"
@@ -316,6 +317,7 @@ int main(int argc, char **argv) {
   DialectRegistry registry;
   gpuopt::registerAllDialects(registry);
   registerTransformsPasses();
+  gpuopt::registerAllPasses();
 
   // What MlirOptMain's registerAndParseCLIOptions registers, but with a list
   // of inputs instead of its single positional input.

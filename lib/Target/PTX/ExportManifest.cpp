@@ -49,6 +49,7 @@ FailureOr<json::Object> gpuopt::buildLaunchManifest(PTXModuleOp module,
                       global.getLinkage() == StringRef(".extern");
 
   json::Array kernels;
+  bool hasFusion = false;
   for (auto entry : module.getBodyBlock()->getOps<EntryOp>()) {
     if (!entry.hasBody())
       continue;
@@ -86,6 +87,7 @@ FailureOr<json::Object> gpuopt::buildLaunchManifest(PTXModuleOp module,
       offset += size;
     }
     json::Object launch;
+    auto fusion = entry->getAttrOfType<DictionaryAttr>("gpuopt.fusion");
     if (auto reqntid = entry.getReqntid())
       launch["block"] = getDims(*reqntid);
     else
@@ -97,15 +99,53 @@ FailureOr<json::Object> gpuopt::buildLaunchManifest(PTXModuleOp module,
       launch["dynamic_smem"] = 0;
     if (auto maxntid = entry.getMaxntid())
       launch["max_threads"] = getDims(*maxntid);
-    kernels.push_back(json::Object{{"name", entry.getSymName().str()},
-                                   {"params", std::move(params)},
-                                   {"launch", std::move(launch)}});
+    json::Object kernel{{"name", entry.getSymName().str()},
+                        {"params", std::move(params)}};
+    // A fused kernel (--hfuse-apply): its fixed launch and its parts.
+    if (fusion) {
+      hasFusion = true;
+      auto dims = [](Attribute attr) {
+        json::Array result;
+        if (auto array = dyn_cast_or_null<DenseI64ArrayAttr>(attr))
+          for (int64_t d : array.asArrayRef())
+            result.push_back(d);
+        return result;
+      };
+      auto integer = [&](DictionaryAttr dict, StringRef name) -> int64_t {
+        auto attr = dict.getAs<IntegerAttr>(name);
+        return attr ? attr.getInt() : 0;
+      };
+      launch["grid"] = dims(fusion.get("grid"));
+      launch["dynamic_smem"] = integer(fusion, "dynamic_smem");
+      kernel["fusion_strategy"] =
+          fusion.getAs<StringAttr>("strategy").getValue().str();
+      json::Array parts;
+      for (Attribute partAttr : fusion.getAs<ArrayAttr>("parts")) {
+        auto part = cast<DictionaryAttr>(partAttr);
+        json::Object object{
+            {"kernel", part.getAs<StringAttr>("kernel").getValue().str()},
+            {"module", part.getAs<StringAttr>("module").getValue().str()},
+            {"threads", dims(part.get("threads"))},
+            {"block", dims(part.get("block"))},
+            {"grid", dims(part.get("grid"))},
+            {"dynamic_smem_offset", integer(part, "dynamic_smem_offset")},
+            {"dynamic_smem", integer(part, "dynamic_smem")},
+            {"arg_map", dims(part.get("arg_map"))}};
+        if (part.get("ratio"))
+          object["ratio"] = integer(part, "ratio");
+        parts.push_back(std::move(object));
+      }
+      kernel["fused_from"] = std::move(parts);
+    }
+    kernel["launch"] = std::move(launch);
+    kernels.push_back(std::move(kernel));
   }
   // json::Value does not own a StringRef: copy every string.
   json::Object moduleInfo{{"path", modulePath.str()}, {"format", format.str()}};
   if (!module.getChip().empty())
     moduleInfo["target"] = module.getChip().str();
-  return json::Object{{"manifest_version", 1},
+  // Version 2 added fusion_strategy and ratio (docs/manifest.md).
+  return json::Object{{"manifest_version", hasFusion ? 2 : 1},
                       {"module", std::move(moduleInfo)},
                       {"kernels", std::move(kernels)}};
 }

@@ -1,0 +1,69 @@
+//===- FusionModel.h - Predict which fusion wins ----------------*- C++ -*-===//
+//
+// The cost model behind `--hfuse-plan strategy=auto`: every candidate
+// (strategy x split x ratio x register cap) is built, ptxas reports its
+// registers, spills and shared memory, and an occupancy and wave model
+// predicts its time from each kernel's time alone. docs/fusion.md explains
+// the model; the search tool measures the top candidates.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GPUOPT_TRANSFORMS_HFUSE_FUSIONMODEL_H
+#define GPUOPT_TRANSFORMS_HFUSE_FUSIONMODEL_H
+
+#include "gpuopt/Transforms/HFuse/FusionPlan.h"
+
+namespace gpuopt::hfuse {
+
+struct ModelOptions {
+  std::string chip;
+  std::string ptxas;
+};
+
+/// Per-SM limits of the target (sm_90 unless told otherwise).
+struct DeviceLimits {
+  int64_t multiprocessors = 132;
+  int64_t threadsPerSM = 2048;
+  int64_t registersPerSM = 65536;
+  int64_t blocksPerSM = 32;
+  int64_t sharedPerSM = 233472;
+  int64_t sharedReservedPerBlock = 1024;
+
+  /// Resident blocks per SM for a block of `threads` threads, `registers`
+  /// registers per thread and `sharedBytes` of shared memory.
+  int64_t occupancy(int64_t threads, int64_t registers,
+                    int64_t sharedBytes) const;
+};
+
+struct Candidate {
+  FusionPlan plan;
+  bool feasible = true;
+  /// Why it cannot be built, when not feasible.
+  std::string reason;
+  int64_t registers = 0, sharedBytes = 0, spillBytes = 0, occupancy = 0;
+  double predictedMs = 0, baselineMs = 0;
+  std::string explanation;
+
+  /// "thread split 256+128, maxnreg 64", "interleave 3:1".
+  std::string describe() const;
+  /// The `--hfuse` options that build it (with blocks/grids given apart).
+  std::string options() const;
+};
+
+/// Builds and predicts every candidate around `base` (whose parts have their
+/// blocks, grids and a fitted ratio). `resizable[i]` allows other splits of
+/// kernel i; `timesMs[i] < 0` means unknown (waves are used instead);
+/// `cap >= 0` fixes the register cap. Sorted by predicted time.
+mlir::FailureOr<llvm::std::vector<Candidate>>
+evaluateCandidates(mlir::ModuleOp root, const FusionPlan &base,
+                   llvm::ArrayRef<bool> resizable,
+                   llvm::ArrayRef<double> timesMs, int64_t cap,
+                   const ModelOptions &options);
+
+/// Writes the candidates as a JSON array to `path`.
+mlir::LogicalResult writeCandidates(llvm::ArrayRef<Candidate> candidates,
+                                    llvm::StringRef path, mlir::Location loc);
+
+} // namespace gpuopt::hfuse
+
+#endif // GPUOPT_TRANSFORMS_HFUSE_FUSIONMODEL_H

@@ -1,0 +1,134 @@
+//===- Passes.td - gpu-opt's transform passes --------------*- tablegen -*-===//
+//
+// Horizontal fusion is two passes: `--hfuse-plan` decides (writes a plan
+// attribute and explains it with a remark) and `--hfuse-apply` rewrites by
+// the plan. `--hfuse` runs both.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GPUOPT_TRANSFORMS_PASSES
+#define GPUOPT_TRANSFORMS_PASSES
+
+include "mlir/Pass/PassBase.td"
+
+def HFusePlan : Pass<"hfuse-plan", "mlir::ModuleOp"> {
+  let summary = "Choose how to fuse kernels horizontally";
+  let description = [{
+    Reads the kernels to fuse (every `.entry` of the input modules, or those
+    named by `config=` or `kernels=`), their launch shapes (`.reqntid`, the
+    `blocks=`/`grids=` options or the YAML config), and chooses a strategy
+    (thread split, block interleave, dynamic block dispatch), a split or an
+    interleave ratio, and a register cap. With `strategy=auto` the choice
+    comes from an occupancy and wave model fed by ptxas's resource report of
+    each candidate and, when given, a profile of each kernel alone
+    (`profile=`, a `gpu-run --json` report). The plan is written as the
+    `gpuopt.hfuse` attribute of the builtin module, and a remark explains it.
+    When every candidate is predicted to be slower than running the kernels
+    apart, the pass fails with that explanation.
+
+    Before:
+    ```mlir
+    module {
+      ptx.module @a version "8.7" target ["sm_90a"] address_size 64 {
+        ptx.entry ".visible .entry ka(.param .u64 x) .reqntid 128, 1, 1" {...}
+      }
+      ptx.module @b version "8.7" target ["sm_90a"] address_size 64 {
+        ptx.entry ".visible .entry kb(.param .u64 y) .reqntid 64, 1, 1" {...}
+      }
+    }
+    ```
+    After `--hfuse-plan="strategy=thread grids=1024,512"`:
+    ```mlir
+    module attributes {gpuopt.hfuse = {name = "ka_kb", strategy = "thread",
+        parts = [{kernel = "ka", module = "a", block = array<i64: 128, 1, 1>,
+                  grid = array<i64: 1024, 1, 1>, ratio = 1 : i64},
+                 {kernel = "kb", module = "b", block = array<i64: 64, 1, 1>,
+                  grid = array<i64: 512, 1, 1>, ratio = 1 : i64} ]} } {
+      ...
+    }
+    ```
+  }];
+  let dependentDialects = ["gpuopt::ptx::PTXDialect"];
+  let options = [
+    Option<"config", "config", "std::string", /*default=*/"\"\"",
+           "YAML fusion configuration (configs/hfuse/*.yaml)">,
+    Option<"strategy", "strategy", "std::string", /*default=*/"\"auto\"",
+           "thread, interleave, dynamic or auto">,
+    ListOption<"kernels", "kernels", "std::string",
+               "Kernels to fuse, in order (module::kernel or kernel); "
+               "default: every .entry">,
+    ListOption<"blocks", "blocks", "std::string",
+               "Block shape of each kernel (256, 16x16); needed without "
+               ".reqntid">,
+    ListOption<"grids", "grids", "std::string",
+               "Grid of each kernel (1024, 64x128)">,
+    ListOption<"smem", "smem", "int64_t",
+               "Dynamic shared memory bytes of each kernel">,
+    ListOption<"threads", "threads", "int64_t",
+               "Thread split: each kernel's threads (only resizable kernels "
+               "may differ from their block)">,
+    ListOption<"ratio", "ratio", "int64_t",
+               "Interleave/dynamic: each kernel's blocks per period">,
+    Option<"maxnreg", "maxnreg", "int64_t", /*default=*/"-1",
+           "Register cap of the fused kernel (0: none; -1: choose)">,
+    Option<"name", "name", "std::string", /*default=*/"\"\"",
+           "Name of the fused kernel">,
+    Option<"profile", "profile", "std::string", /*default=*/"\"\"",
+           "gpu-run --json report with each kernel's time alone">,
+    Option<"chip", "chip", "std::string", /*default=*/"\"\"",
+           "Target chip for ptxas's resource report (default: the modules')">,
+    Option<"ptxas", "ptxas", "std::string", /*default=*/"\"\"",
+           "ptxas to run for resource reports (default: on PATH, or "
+           "the CUDA toolkit's)">,
+    Option<"candidatesOut", "candidates-out", "std::string",
+           /*default=*/"\"\"",
+           "strategy=auto: write every candidate, ranked, as JSON (the "
+           "search tool measures the top ones)">,
+  ];
+  let statistics = [
+    Statistic<"numCandidates", "candidates", "Fusion candidates evaluated">,
+  ];
+}
+
+def HFuseApply : Pass<"hfuse-apply", "mlir::ModuleOp"> {
+  let summary = "Fuse kernels horizontally by the plan of --hfuse-plan";
+  let description = [{
+    Builds one `.entry` that runs every kernel of the `gpuopt.hfuse` plan, in
+    a new `ptx.module` that replaces the kernels' modules. Each kernel's body
+    goes into its own `{ }` scope, starting with registers that hold its own
+    view of `%tid`, `%ntid`, `%ctaid` and `%nctaid`; `ret` and `exit` become
+    branches to the end of its part; barriers get the part's named-barrier
+    ids and thread counts (thread split) or thread counts (block-level
+    strategies when the part's block is smaller); dynamic shared memory is
+    offset per part; parameters are concatenated. The fused entry carries a
+    `gpuopt.fusion` attribute from which `--manifest` writes `fused_from`.
+
+    Before (plan as above; `ka` uses `bar.sync 0`, `kb` returns early):
+    ```
+    .entry ka(.param .u64 x) .reqntid 128,1,1 { ... bar.sync 0; ... ret; }
+    .entry kb(.param .u64 y) .reqntid 64,1,1 { ... @%p1 ret; ... ret; }
+    ```
+    After:
+    ```
+    .entry ka_kb(.param .u64 x, .param .u64 y) .reqntid 192, 1, 1 {
+      mov.u32 %__hf_tid, %tid.x; mov.u32 %__hf_cta, %ctaid.x;
+      setp.ge.u32 %__hf_skip, %__hf_tid, 128;
+      @%__hf_skip bra $__hfuse_end_0;
+      { ... bar.sync 0, 128; ... bra $__hfuse_end_0; }
+    $__hfuse_end_0:
+      setp.lt.u32 %__hf_skip, %__hf_tid, 128;
+      setp.ge.or.u32 %__hf_skip, %__hf_cta, 512, %__hf_skip;
+      @%__hf_skip bra $__hfuse_end_1;
+      { sub.u32 %__hf_local_tid, %tid.x, 128; ... @%p1 bra $__hfuse_end_1; ... }
+    $__hfuse_end_1:
+      ret;
+    }
+    ```
+  }];
+  let dependentDialects = ["gpuopt::ptx::PTXDialect"];
+  let statistics = [
+    Statistic<"numFused", "fused-kernels", "Kernels fused">,
+  ];
+}
+
+#endif // GPUOPT_TRANSFORMS_PASSES

@@ -1,0 +1,303 @@
+//===- FusionPlan.cpp - Fusion plans as attributes, and their checks ------===//
+//
+// The plan attribute that the decide pass writes and the transform reads,
+// the thread layout of a split, and the checks that refuse a plan that
+// cannot be built safely, with the reason and what to change.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gpuopt/Transforms/HFuse/FusionPlan.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace gpuopt;
+using namespace gpuopt::hfuse;
+using namespace gpuopt::ptx;
+
+StringRef hfuse::stringifyFusionStrategy(FusionStrategy strategy) {
+  switch (strategy) {
+  case FusionStrategy::Thread:
+    return "thread";
+  case FusionStrategy::Interleave:
+    return "interleave";
+  case FusionStrategy::Dynamic:
+    return "dynamic";
+  }
+  llvm_unreachable("unknown strategy");
+}
+
+std::optional<FusionStrategy> hfuse::parseFusionStrategy(StringRef name) {
+  if (name == "thread")
+    return FusionStrategy::Thread;
+  if (name == "interleave")
+    return FusionStrategy::Interleave;
+  if (name == "dynamic")
+    return FusionStrategy::Dynamic;
+  return std::nullopt;
+}
+
+DictionaryAttr FusionPlan::toAttr(MLIRContext *ctx) const {
+  Builder b(ctx);
+  SmallVector<Attribute> partAttrs;
+  for (const PartPlan &part : parts) {
+    SmallVector<NamedAttribute> fields = {
+        b.getNamedAttr("kernel", b.getStringAttr(part.kernel)),
+        b.getNamedAttr("block", b.getDenseI64ArrayAttr(part.block)),
+        b.getNamedAttr("grid", b.getDenseI64ArrayAttr(part.grid)),
+        b.getNamedAttr("ratio", b.getI64IntegerAttr(part.ratio))};
+    if (!part.module.empty())
+      fields.push_back(b.getNamedAttr("module", b.getStringAttr(part.module)));
+    if (part.dynamicSmem >= 0)
+      fields.push_back(b.getNamedAttr("dynamic_smem",
+                                      b.getI64IntegerAttr(part.dynamicSmem)));
+    partAttrs.push_back(b.getDictionaryAttr(fields));
+  }
+  SmallVector<NamedAttribute> fields = {
+      b.getNamedAttr("name", b.getStringAttr(name)),
+      b.getNamedAttr("strategy",
+                     b.getStringAttr(stringifyFusionStrategy(strategy))),
+      b.getNamedAttr("parts", b.getArrayAttr(partAttrs))};
+  if (maxnreg)
+    fields.push_back(b.getNamedAttr("maxnreg", b.getI64IntegerAttr(maxnreg)));
+  return b.getDictionaryAttr(fields);
+}
+
+FailureOr<FusionPlan> FusionPlan::fromAttr(Attribute attr, Location loc) {
+  auto fail = [&](const Twine &msg) {
+    emitError(loc) << "invalid '" << kPlanAttrName << "' plan: " << msg;
+    return failure();
+  };
+  auto dict = dyn_cast<DictionaryAttr>(attr);
+  if (!dict)
+    return fail("expected a dictionary");
+  FusionPlan plan;
+  auto name = dict.getAs<StringAttr>("name");
+  auto strategy = dict.getAs<StringAttr>("strategy");
+  auto parts = dict.getAs<ArrayAttr>("parts");
+  if (!name || !strategy || !parts)
+    return fail("expected 'name', 'strategy' and 'parts'");
+  plan.name = name.str();
+  std::optional<FusionStrategy> parsed = parseFusionStrategy(strategy);
+  if (!parsed)
+    return fail("unknown strategy '" + strategy.getValue() +
+                "' (expected thread, interleave or dynamic)");
+  plan.strategy = *parsed;
+  if (auto maxnreg = dict.getAs<IntegerAttr>("maxnreg"))
+    plan.maxnreg = maxnreg.getInt();
+  for (Attribute partAttr : parts) {
+    auto partDict = dyn_cast<DictionaryAttr>(partAttr);
+    if (!partDict)
+      return fail("each part must be a dictionary");
+    PartPlan part;
+    auto kernel = partDict.getAs<StringAttr>("kernel");
+    auto block = partDict.getAs<DenseI64ArrayAttr>("block");
+    auto grid = partDict.getAs<DenseI64ArrayAttr>("grid");
+    if (!kernel || !block || !grid || block.size() != 3 || grid.size() != 3)
+      return fail("each part needs 'kernel', and 'block' and 'grid' of 3 "
+                  "integers");
+    part.kernel = kernel.str();
+    for (unsigned i = 0; i < 3; ++i) {
+      part.block[i] = block[i];
+      part.grid[i] = grid[i];
+    }
+    if (auto module = partDict.getAs<StringAttr>("module"))
+      part.module = module.str();
+    if (auto ratio = partDict.getAs<IntegerAttr>("ratio"))
+      part.ratio = ratio.getInt();
+    part.dynamicSmem = -1;
+    if (auto smem = partDict.getAs<IntegerAttr>("dynamic_smem"))
+      part.dynamicSmem = smem.getInt();
+    plan.parts.push_back(part);
+  }
+  return plan;
+}
+
+ThreadLayout
+hfuse::layoutThreads(const FusionPlan &plan,
+                     ArrayRef<const KernelAnalysis *> analyses) {
+  ThreadLayout layout;
+  int64_t end = 0;
+  for (auto [part, analysis] : llvm::zip(plan.parts, analyses)) {
+    if (plan.strategy != FusionStrategy::Thread) {
+      layout.lo.push_back(0);
+      end = std::max(end, part.getThreads());
+      continue;
+    }
+    // Warpgroup instructions (wgmma, setmaxnreg) work on four consecutive
+    // warps starting at a multiple of four.
+    int64_t align = analysis->usesWarpgroupInstructions() ? 128 : 32;
+    int64_t lo = llvm::alignTo(end, align);
+    layout.lo.push_back(lo);
+    end = lo + part.getThreads();
+  }
+  layout.blockThreads = end;
+  return layout;
+}
+
+FailureOr<EntryOp> hfuse::findPartKernel(ModuleOp root, const PartPlan &part,
+                                         Location loc) {
+  EntryOp found;
+  unsigned matches = 0;
+  for (auto module : root.getBody()->getOps<PTXModuleOp>()) {
+    if (!part.module.empty() && module.getSymName() != part.module)
+      continue;
+    for (auto entry : module.getBodyBlock()->getOps<EntryOp>())
+      if (entry.getSymName() == part.kernel && entry.hasBody()) {
+        found = entry;
+        ++matches;
+      }
+  }
+  if (matches == 1)
+    return found;
+  InFlightDiagnostic diag = emitError(loc);
+  if (matches == 0)
+    diag << "no kernel '" << part.kernel << "'"
+         << (part.module.empty() ? "" : " in module '" + part.module + "'");
+  else
+    diag << "kernel '" << part.kernel
+         << "' is defined in several modules: name the module (module: in "
+            "the config, or module::kernel)";
+  return failure();
+}
+
+static std::string formatDims(const Dim3 &d) {
+  std::string s = std::to_string(d[0]);
+  if (d[1] != 1 || d[2] != 1)
+    s += "x" + std::to_string(d[1]);
+  if (d[2] != 1)
+    s += "x" + std::to_string(d[2]);
+  return s;
+}
+
+LogicalResult hfuse::checkFusionPlan(ModuleOp root, const FusionPlan &plan,
+                                     Location loc) {
+  if (plan.parts.size() < 2)
+    return emitError(loc) << "horizontal fusion needs at least two kernels, "
+                             "got "
+                          << plan.parts.size();
+  std::vector<KernelAnalysis> analyses;
+  SmallVector<const KernelAnalysis *> analysisPtrs;
+  StringRef chip;
+  int64_t barrierIds = 0;
+  uint64_t staticSmem = 0;
+  for (const PartPlan &part : plan.parts) {
+    FailureOr<EntryOp> entry = findPartKernel(root, part, loc);
+    if (failed(entry))
+      return failure();
+    analyses.emplace_back(*entry);
+  }
+  for (auto [part, analysis] : llvm::zip(plan.parts, analyses)) {
+    analysisPtrs.push_back(&analysis);
+    EntryOp entry = analysis.getEntry();
+    auto refuse = [&](const Twine &why) {
+      InFlightDiagnostic diag = emitError(entry.getLoc())
+                                << "cannot fuse kernel '" << part.kernel
+                                << "': " << why;
+      diag.attachNote(loc) << "while fusing into '" << plan.name << "'";
+      return failure();
+    };
+    std::string hazard = analysis.getFusionHazard();
+    if (!hazard.empty())
+      return refuse(hazard);
+    StringRef moduleChip = analysis.getModule().getChip();
+    if (chip.empty())
+      chip = moduleChip;
+    else if (moduleChip != chip)
+      return refuse("it targets " + moduleChip + " and another kernel " +
+                    chip + "; fuse kernels compiled for one chip");
+    if (part.block[0] <= 0)
+      return refuse("its block shape is unknown: it has no .reqntid; give "
+                    "it (blocks= option, or block: in the config)");
+    if (part.getBlocks() <= 0)
+      return refuse("its grid is unknown; give it (grids= option, or grid: "
+                    "in the config)");
+    if (auto req = analysis.getRequiredBlock(); req && *req != part.block)
+      return refuse("its .reqntid is " + formatDims(*req) +
+                    " but the plan gives the block " + formatDims(part.block));
+    if (auto max = analysis.getMaxBlock()) {
+      if (part.block[0] > (*max)[0] || part.block[1] > (*max)[1] ||
+          part.block[2] > (*max)[2])
+        return refuse("its .maxntid is " + formatDims(*max) +
+                      ", smaller than the block " + formatDims(part.block));
+    }
+    if (part.getThreads() > 1024)
+      return refuse("its block has " + Twine(part.getThreads()) +
+                    " threads, more than 1024");
+    if (part.ratio < 1)
+      return refuse("its ratio must be at least 1");
+    if (!analysis.getDynamicShared().empty() && part.dynamicSmem < 0)
+      return refuse("it declares dynamic shared memory (.extern .shared "
+                    "array): give the bytes it is launched with (smem= "
+                    "option, or dynamic_smem: in the config)");
+    if (plan.maxnreg && !analysis.getSetmaxnreg().empty())
+      return refuse("it changes its register budget with setmaxnreg, "
+                    "which a register cap on the fused kernel would break");
+    staticSmem += analysis.getStaticSharedBytes();
+    if (plan.strategy == FusionStrategy::Thread) {
+      if (part.getThreads() % 32)
+        return refuse("its block of " + Twine(part.getThreads()) +
+                      " threads is not a multiple of 32, so its warps would "
+                      "share lanes with another kernel's");
+      if (!analysis.getSetmaxnreg().empty() && part.getThreads() % 128)
+        return refuse("it uses setmaxnreg, which all four warps of a "
+                      "warpgroup execute, but its " +
+                      Twine(part.getThreads()) +
+                      " threads leave a warpgroup shared with another kernel");
+      barrierIds += analysis.getMaxBarrierId() + 1;
+    }
+  }
+  ThreadLayout layout = layoutThreads(plan, analysisPtrs);
+  if (layout.blockThreads > 1024)
+    return emitError(loc) << "cannot fuse into '" << plan.name
+                          << "': the fused block would have "
+                          << layout.blockThreads
+                          << " threads (more than 1024); use "
+                             "strategy=interleave or dynamic, or smaller "
+                             "splits for resizable kernels";
+  if (barrierIds > 16)
+    return emitError(loc) << "cannot fuse into '" << plan.name
+                          << "' by thread split: the kernels need "
+                          << barrierIds
+                          << " named barriers, more than the 16 a block has; "
+                             "use strategy=interleave or dynamic";
+  // Block-level strategies run a smaller kernel's block with idle threads:
+  // their warps must not be split.
+  if (plan.strategy != FusionStrategy::Thread)
+    for (auto [part, analysis] : llvm::zip(plan.parts, analyses))
+      if (part.getThreads() < layout.blockThreads && part.getThreads() % 32)
+        return emitError(analysis.getEntry().getLoc())
+               << "cannot fuse kernel '" << part.kernel << "': its block of "
+               << part.getThreads()
+               << " threads is not a multiple of 32 and smaller than the "
+                  "fused block";
+  // Dynamic shared memory: stacked for a split, shared for block-level.
+  uint64_t dynamicSmem = 0;
+  for (const PartPlan &part : plan.parts) {
+    uint64_t bytes = std::max<int64_t>(part.dynamicSmem, 0);
+    dynamicSmem = plan.strategy == FusionStrategy::Thread
+                      ? llvm::alignTo(dynamicSmem, 1024) + bytes
+                      : std::max(dynamicSmem, bytes);
+  }
+  if (staticSmem + dynamicSmem > 227 * 1024)
+    return emitError(loc) << "cannot fuse into '" << plan.name
+                          << "': the fused kernel would need "
+                          << staticSmem + dynamicSmem
+                          << " bytes of shared memory per block, more than "
+                             "the 232448 an sm_90 block can have";
+  int64_t blocks = 0;
+  for (const PartPlan &part : plan.parts)
+    blocks = plan.strategy == FusionStrategy::Thread
+                 ? std::max(blocks, part.getBlocks())
+                 : blocks + part.getBlocks();
+  if (blocks > INT32_MAX)
+    return emitError(loc) << "cannot fuse into '" << plan.name
+                          << "': the fused grid would have " << blocks
+                          << " blocks";
+  if (plan.maxnreg && (plan.maxnreg < 16 || plan.maxnreg > 255))
+    return emitError(loc) << "register cap " << plan.maxnreg
+                          << " is outside 16..255";
+  return success();
+}
