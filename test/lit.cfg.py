@@ -65,3 +65,10 @@ config.substitutions.append(
     ("%fakecuda",
      os.path.join(config.gpuopt_obj_root, "unittests", "Runtime",
                   "libfakecuda_emulated.so")))
+
+# Unit tests of the libraries the passes use (unittests/Support).
+for name, folder, binary in (
+        ("support", "Support", "GPUOptSupportTests"),):
+    config.substitutions.append(
+        ("%gpuopt_" + name + "_unittests",
+         os.path.join(config.gpuopt_obj_root, "unittests", folder, binary)))

@@ -1,0 +1,118 @@
+//===- FusionConfig.h - Horizontal fusion configuration in YAML -*- C++ -*-===//
+//
+// What the horizontal fusion passes read about the kernels to fuse: which
+// entries, how they are launched, and how to fuse them. Launch shapes are not
+// in the PTX, so the user writes them in a YAML file:
+//
+//   name: ethash_blake2b
+//   strategy: interleave    # auto | thread | interleave | dynamic
+//   maxnreg: 96
+//   kernels:
+//     - name: ethash_like_search
+//       module: ethash_like
+//       block: 128            # or [128], [x, y], [x, y, z]
+//       grid: 8192
+//       ratio: 1
+//     - name: blake2b_512
+//       block: [256]
+//       grid: [65536]
+//       ratio: 8
+//
+// Every error is reported through the context's diagnostic engine at the
+// offending YAML node (`file.yaml:LINE:COL: error: ...`).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GPUOPT_SUPPORT_FUSIONCONFIG_H
+#define GPUOPT_SUPPORT_FUSIONCONFIG_H
+
+#include "mlir/IR/Location.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Support/LLVM.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/SourceMgr.h"
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpuopt::hfuse {
+
+/// How the kernels share the fused kernel's blocks.
+enum class Strategy {
+  /// The pass chooses (from resources and profile times).
+  Auto,
+  /// Thread split: every block runs each kernel in its own warp-aligned
+  /// thread range.
+  Thread,
+  /// Block-level: whole blocks of the kernels interleaved in a fixed
+  /// proportion (`ratio`).
+  Interleave,
+  /// Block-level: blocks pick their kernel and block id at run time from
+  /// global counters, in proportion to `ratio`.
+  Dynamic,
+};
+
+/// "auto", "thread", "interleave" or "dynamic"; std::nullopt otherwise.
+std::optional<Strategy> parseStrategy(llvm::StringRef name);
+llvm::StringRef stringifyStrategy(Strategy strategy);
+
+/// One kernel to fuse.
+struct KernelConfig {
+  explicit KernelConfig(mlir::Location loc) : loc(loc) {}
+
+  /// The `.entry` name (required).
+  std::string name;
+  /// The input module (file stem) the entry comes from; empty: any.
+  std::string module;
+  /// Block shape, for a kernel without `.reqntid`; unwritten dimensions are 1.
+  std::optional<std::array<int64_t, 3>> block;
+  /// Grid shape; unwritten dimensions are 1.
+  std::optional<std::array<int64_t, 3>> grid;
+  /// Bytes of dynamic shared memory per block.
+  std::optional<int64_t> dynamicSmem;
+  /// The kernel is grid-stride code that is correct for any 1-D block size.
+  bool resizable = false;
+  /// Thread strategy: the threads of the fused block given to this kernel.
+  /// A multiple of 32; other than the block size only when `resizable`.
+  std::optional<int64_t> threads;
+  /// Interleave and dynamic strategies: this kernel's blocks per period.
+  std::optional<int64_t> ratio;
+  /// Measured time of the kernel alone (a profile), in milliseconds.
+  std::optional<double> timeMs;
+  /// Where the kernel's entry is written, for diagnostics.
+  mlir::Location loc;
+
+  /// Threads per block (x * y * z), if the block shape is known.
+  std::optional<int64_t> getBlockThreads() const;
+};
+
+/// One fused kernel.
+struct FusionConfig {
+  explicit FusionConfig(mlir::Location loc) : loc(loc) {}
+
+  /// Name of the fused kernel; empty: the pass makes one up.
+  std::string name;
+  Strategy strategy = Strategy::Auto;
+  /// Register cap (`.maxnreg`) of the fused kernel.
+  std::optional<int64_t> maxnreg;
+  /// The kernels to fuse, at least two.
+  std::vector<KernelConfig> kernels;
+  /// Where the configuration starts (its top-level map).
+  mlir::Location loc;
+};
+
+/// Parses and checks the fusion configuration in the main buffer of
+/// `sourceMgr`. Errors are located at the buffer's identifier.
+mlir::FailureOr<FusionConfig> parseFusionConfig(llvm::SourceMgr &sourceMgr,
+                                                mlir::MLIRContext *ctx);
+
+/// Reads and parses the fusion configuration in the file at `path`.
+mlir::FailureOr<FusionConfig> readFusionConfig(llvm::StringRef path,
+                                               mlir::MLIRContext *ctx);
+
+} // namespace gpuopt::hfuse
+
+#endif // GPUOPT_SUPPORT_FUSIONCONFIG_H

@@ -1,0 +1,546 @@
+//===- FusionConfig.cpp - Horizontal fusion configuration in YAML ---------===//
+//
+// Reads the fusion configuration with yaml-cpp and checks it against the
+// schema before any pass sees it, so that a mistake is reported at the line
+// that holds it, with what to write instead, rather than as a refusal deep
+// inside the fusion.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gpuopt/Support/FusionConfig.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace gpuopt;
+using namespace gpuopt::hfuse;
+
+std::optional<Strategy> hfuse::parseStrategy(StringRef name) {
+  return llvm::StringSwitch<std::optional<Strategy>>(name)
+      .Case("auto", Strategy::Auto)
+      .Case("thread", Strategy::Thread)
+      .Case("interleave", Strategy::Interleave)
+      .Case("dynamic", Strategy::Dynamic)
+      .Default(std::nullopt);
+}
+
+StringRef hfuse::stringifyStrategy(Strategy strategy) {
+  switch (strategy) {
+  case Strategy::Auto:
+    return "auto";
+  case Strategy::Thread:
+    return "thread";
+  case Strategy::Interleave:
+    return "interleave";
+  case Strategy::Dynamic:
+    return "dynamic";
+  }
+  llvm_unreachable("unknown strategy");
+}
+
+std::optional<int64_t> KernelConfig::getBlockThreads() const {
+  if (!block)
+    return std::nullopt;
+  return (*block)[0] * (*block)[1] * (*block)[2];
+}
+
+namespace {
+
+constexpr std::array<StringRef, 4> configKeys = {"name", "strategy", "maxnreg",
+                                                 "kernels"};
+constexpr std::array<StringRef, 9> kernelKeys = {
+    "name",      "module",  "block", "grid",   "dynamic_smem",
+    "resizable", "threads", "ratio", "time_ms"};
+
+/// CUDA's limits on block and grid dimensions.
+constexpr int64_t maxBlockThreads = 1024;
+constexpr std::array<int64_t, 3> maxBlockDims = {1024, 1024, 64};
+constexpr std::array<int64_t, 3> maxGridDims = {(int64_t(1) << 31) - 1, 65535,
+                                                65535};
+/// ptxas raises a smaller `.maxnreg` to 24 and ignores a larger one than 255.
+constexpr int64_t minMaxnreg = 24, maxMaxnreg = 255;
+
+/// One `key: value` entry of a YAML map.
+struct Field {
+  StringRef key;
+  YAML::Node keyNode, value;
+};
+
+/// Checks one YAML document against the schema; every error is emitted at
+/// the node that is wrong.
+class ConfigParser {
+public:
+  ConfigParser(MLIRContext *ctx, StringRef file) : ctx(ctx), file(file) {}
+
+  FailureOr<FusionConfig> parse(StringRef text);
+
+private:
+  Location getLoc(const YAML::Mark &mark) const {
+    if (mark.is_null())
+      return FileLineColLoc::get(ctx, file, 1, 1);
+    // yaml-cpp counts lines and columns from 0.
+    return FileLineColLoc::get(ctx, file, mark.line + 1, mark.column + 1);
+  }
+  Location getLoc(const YAML::Node &node) const { return getLoc(node.Mark()); }
+  /// A missing value (`key:`) has the next token's mark: point at the key.
+  Location getLoc(const Field &field) const {
+    return field.value.IsNull() ? getLoc(field.keyNode) : getLoc(field.value);
+  }
+
+  LogicalResult forEachField(const YAML::Node &map, ArrayRef<StringRef> known,
+                             StringRef where,
+                             function_ref<LogicalResult(const Field &)> fn);
+  LogicalResult parseKernel(const YAML::Node &node, Strategy strategy,
+                            KernelConfig &kernel);
+  LogicalResult checkKernel(const KernelConfig &kernel, const YAML::Node &node,
+                            Strategy strategy,
+                            const llvm::StringMap<Location> &locs);
+
+  FailureOr<std::string> parseString(const Field &field);
+  FailureOr<int64_t> parseInt(const Field &field, const YAML::Node &node,
+                              int64_t min, int64_t max);
+  FailureOr<int64_t> parseInt(const Field &field, int64_t min, int64_t max) {
+    return parseInt(field, field.value, min, max);
+  }
+  FailureOr<bool> parseBool(const Field &field);
+  FailureOr<double> parsePositiveDouble(const Field &field);
+  FailureOr<std::array<int64_t, 3>> parseDims(const Field &field,
+                                              ArrayRef<int64_t> maxDims);
+
+  MLIRContext *ctx;
+  StringRef file;
+};
+
+} // namespace
+
+/// "a list", "a map", ... for messages about a node of the wrong kind.
+static StringRef describeKind(const YAML::Node &node) {
+  switch (node.Type()) {
+  case YAML::NodeType::Null:
+  case YAML::NodeType::Undefined:
+    return "nothing";
+  case YAML::NodeType::Scalar:
+    return "a scalar";
+  case YAML::NodeType::Sequence:
+    return "a list";
+  case YAML::NodeType::Map:
+    return "a map";
+  }
+  return "something else";
+}
+
+/// A plain (unquoted) scalar: quoted text is a string even when it looks like
+/// a number.
+static bool isPlainScalar(const YAML::Node &node) {
+  return node.IsScalar() && node.Tag() != "!";
+}
+
+LogicalResult
+ConfigParser::forEachField(const YAML::Node &map, ArrayRef<StringRef> known,
+                           StringRef where,
+                           function_ref<LogicalResult(const Field &)> fn) {
+  llvm::StringSet<> seen;
+  for (const auto &entry : map) {
+    const YAML::Node &keyNode = entry.first;
+    if (!keyNode.IsScalar())
+      return emitError(getLoc(keyNode))
+                 << "keys " << where << " must be names, not "
+                 << describeKind(keyNode),
+             failure();
+    StringRef key = keyNode.Scalar();
+    if (!llvm::is_contained(known, key)) {
+      InFlightDiagnostic diag = emitError(getLoc(keyNode))
+                                << "unknown key '" << key << "' " << where;
+      // Suggest the closest known key for a typo.
+      StringRef best;
+      unsigned bestDistance = 3;
+      for (StringRef candidate : known) {
+        unsigned distance = key.edit_distance(candidate);
+        if (distance < bestDistance) {
+          best = candidate;
+          bestDistance = distance;
+        }
+      }
+      if (!best.empty())
+        diag << "; did you mean '" << best << "'?";
+      diag << " (known keys: " << llvm::join(known, ", ") << ")";
+      return failure();
+    }
+    if (!seen.insert(key).second)
+      return emitError(getLoc(keyNode)) << "duplicate key '" << key << "' "
+                                        << where << ": write each key once",
+             failure();
+    if (failed(fn(Field{key, keyNode, entry.second})))
+      return failure();
+  }
+  return success();
+}
+
+FailureOr<std::string> ConfigParser::parseString(const Field &field) {
+  if (!field.value.IsScalar() || field.value.Scalar().empty())
+    return emitError(getLoc(field))
+               << "'" << field.key << "' must be a name, not "
+               << (field.value.IsScalar() ? StringRef("an empty string")
+                                          : describeKind(field.value)),
+           failure();
+  return field.value.Scalar();
+}
+
+FailureOr<int64_t> ConfigParser::parseInt(const Field &field,
+                                          const YAML::Node &node, int64_t min,
+                                          int64_t max) {
+  int64_t value;
+  if (!isPlainScalar(node) ||
+      StringRef(node.Scalar()).trim().getAsInteger(10, value)) {
+    InFlightDiagnostic diag =
+        emitError(node.is(field.value) ? getLoc(field) : getLoc(node))
+        << "'" << field.key << "' must be an integer, not ";
+    if (node.IsScalar())
+      diag << "'" << node.Scalar() << "'";
+    else
+      diag << describeKind(node);
+    return failure();
+  }
+  if (value < min || value > max) {
+    InFlightDiagnostic diag = emitError(getLoc(node))
+                              << "'" << field.key << "' must be ";
+    if (min == 1 && value < min)
+      diag << "positive";
+    else if (max == std::numeric_limits<int64_t>::max())
+      diag << "at least " << min;
+    else
+      diag << "between " << min << " and " << max;
+    diag << ", not " << value;
+    return failure();
+  }
+  return value;
+}
+
+FailureOr<bool> ConfigParser::parseBool(const Field &field) {
+  if (isPlainScalar(field.value)) {
+    StringRef text = field.value.Scalar();
+    if (text == "true" || text == "True" || text == "TRUE")
+      return true;
+    if (text == "false" || text == "False" || text == "FALSE")
+      return false;
+  }
+  return emitError(getLoc(field))
+             << "'" << field.key << "' must be true or false",
+         failure();
+}
+
+FailureOr<double> ConfigParser::parsePositiveDouble(const Field &field) {
+  double value;
+  if (!isPlainScalar(field.value) ||
+      StringRef(field.value.Scalar()).trim().getAsDouble(value) ||
+      !std::isfinite(value))
+    return emitError(getLoc(field))
+               << "'" << field.key << "' must be a number (milliseconds)",
+           failure();
+  if (value <= 0)
+    return emitError(getLoc(field))
+               << "'" << field.key << "' must be positive, not "
+               << field.value.Scalar(),
+           failure();
+  return value;
+}
+
+FailureOr<std::array<int64_t, 3>>
+ConfigParser::parseDims(const Field &field, ArrayRef<int64_t> maxDims) {
+  std::array<int64_t, 3> dims = {1, 1, 1};
+  if (field.value.IsScalar()) {
+    FailureOr<int64_t> x = parseInt(field, 1, maxDims[0]);
+    if (failed(x))
+      return failure();
+    dims[0] = *x;
+    return dims;
+  }
+  if (!field.value.IsSequence() || field.value.size() < 1 ||
+      field.value.size() > 3)
+    return emitError(getLoc(field))
+               << "'" << field.key
+               << "' must be an integer or a list of 1 to 3 integers "
+                  "([x], [x, y] or [x, y, z]), not "
+               << (field.value.IsSequence()
+                       ? "a list of " + std::to_string(field.value.size())
+                       : describeKind(field.value).str()),
+           failure();
+  for (auto [i, element] : llvm::enumerate(field.value)) {
+    FailureOr<int64_t> dim = parseInt(field, element, 1, maxDims[i]);
+    if (failed(dim))
+      return failure();
+    dims[i] = *dim;
+  }
+  return dims;
+}
+
+LogicalResult ConfigParser::parseKernel(const YAML::Node &node,
+                                        Strategy strategy,
+                                        KernelConfig &kernel) {
+  if (!node.IsMap())
+    return emitError(getLoc(node))
+               << "each kernel must be a map such as '- name: my_kernel', "
+                  "not "
+               << describeKind(node)
+               << " (known keys: " << llvm::join(kernelKeys, ", ") << ")",
+           failure();
+  llvm::StringMap<Location> locs;
+  LogicalResult result =
+      forEachField(node, kernelKeys, "in a kernel", [&](const Field &field) {
+        locs.try_emplace(field.key, getLoc(field));
+        StringRef key = field.key;
+        if (key == "name" || key == "module") {
+          FailureOr<std::string> text = parseString(field);
+          if (failed(text))
+            return failure();
+          (key == "name" ? kernel.name : kernel.module) = std::move(*text);
+          return success();
+        }
+        if (key == "block" || key == "grid") {
+          FailureOr<std::array<int64_t, 3>> dims =
+              parseDims(field, key == "block" ? ArrayRef(maxBlockDims)
+                                              : ArrayRef(maxGridDims));
+          if (failed(dims))
+            return failure();
+          (key == "block" ? kernel.block : kernel.grid) = *dims;
+          return success();
+        }
+        if (key == "resizable") {
+          FailureOr<bool> value = parseBool(field);
+          if (failed(value))
+            return failure();
+          kernel.resizable = *value;
+          return success();
+        }
+        if (key == "time_ms") {
+          FailureOr<double> value = parsePositiveDouble(field);
+          if (failed(value))
+            return failure();
+          kernel.timeMs = *value;
+          return success();
+        }
+        FailureOr<int64_t> value =
+            key == "dynamic_smem"
+                ? parseInt(field, 0, std::numeric_limits<int64_t>::max())
+            : key == "threads"
+                ? parseInt(field, 1, maxBlockThreads)
+                : parseInt(field, 1, std::numeric_limits<int64_t>::max());
+        if (failed(value))
+          return failure();
+        (key == "dynamic_smem" ? kernel.dynamicSmem
+         : key == "threads"    ? kernel.threads
+                               : kernel.ratio) = *value;
+        return success();
+      });
+  if (failed(result))
+    return failure();
+  return checkKernel(kernel, node, strategy, locs);
+}
+
+/// Checks what involves several keys of one kernel.
+LogicalResult ConfigParser::checkKernel(const KernelConfig &kernel,
+                                        const YAML::Node &node,
+                                        Strategy strategy,
+                                        const llvm::StringMap<Location> &locs) {
+  if (kernel.name.empty())
+    return emitError(getLoc(node))
+               << "kernel has no 'name': write its .entry name, as in "
+                  "'- name: my_kernel'",
+           failure();
+  std::optional<int64_t> blockThreads = kernel.getBlockThreads();
+  if (blockThreads && *blockThreads > maxBlockThreads)
+    return emitError(locs.at("block"))
+               << "block of " << *blockThreads << " threads; a block has at "
+               << "most " << maxBlockThreads << " threads",
+           failure();
+  if (kernel.resizable && kernel.block &&
+      ((*kernel.block)[1] != 1 || (*kernel.block)[2] != 1))
+    return emitError(locs.at("block"))
+               << "a resizable kernel takes any 1-D block: write its block "
+                  "as one number, or drop 'resizable: true'",
+           failure();
+  if (kernel.threads) {
+    int64_t threads = *kernel.threads;
+    Location loc = locs.at("threads");
+    if (strategy == Strategy::Interleave || strategy == Strategy::Dynamic)
+      return emitError(loc)
+                 << "'threads' splits a block between kernels; "
+                    "it applies to strategy 'thread' or 'auto', "
+                    "not '"
+                 << stringifyStrategy(strategy) << "' (which uses 'ratio')",
+             failure();
+    if (threads % 32 != 0)
+      return emitError(loc)
+                 << "'threads' must be a multiple of 32 (whole warps), not "
+                 << threads << ": try " << llvm::alignTo(threads, 32),
+             failure();
+    if (blockThreads && threads != *blockThreads && !kernel.resizable)
+      return emitError(loc)
+                 << "'threads: " << threads << "' differs from the kernel's "
+                 << "block of " << *blockThreads << " threads: write "
+                 << "'threads: " << *blockThreads << "', or add 'resizable: "
+                 << "true' if the kernel is grid-stride code that works with "
+                 << "any 1-D block size",
+             failure();
+  }
+  if (kernel.ratio && strategy == Strategy::Thread)
+    return emitError(locs.at("ratio"))
+               << "'ratio' sets a kernel's share of the blocks; it applies "
+                  "to strategy 'interleave', 'dynamic' or 'auto', not "
+                  "'thread' (which uses 'threads')",
+           failure();
+  return success();
+}
+
+FailureOr<FusionConfig> ConfigParser::parse(StringRef text) {
+  std::vector<YAML::Node> documents;
+  try {
+    documents = YAML::LoadAll(text.str());
+  } catch (const YAML::Exception &e) {
+    return emitError(getLoc(e.mark)) << "invalid YAML: " << e.msg, failure();
+  }
+  std::string keyList = llvm::join(configKeys, ", ");
+  if (documents.empty() || documents.front().IsNull())
+    return emitError(getLoc(YAML::Mark()))
+               << "empty fusion config: write a map with keys " << keyList,
+           failure();
+  if (documents.size() > 1)
+    return emitError(getLoc(documents[1]))
+               << "one fusion config per file: remove this second document "
+                  "(after '---') or put it in a file of its own",
+           failure();
+  const YAML::Node &root = documents.front();
+  if (!root.IsMap())
+    return emitError(getLoc(root))
+               << "the fusion config must be a map with keys " << keyList
+               << ", not " << describeKind(root),
+           failure();
+
+  FusionConfig config(getLoc(root));
+  std::optional<Field> kernelsField;
+  LogicalResult result =
+      forEachField(root, configKeys, "in the fusion config",
+                   [&](const Field &field) -> LogicalResult {
+                     if (field.key == "name") {
+                       FailureOr<std::string> name = parseString(field);
+                       if (failed(name))
+                         return failure();
+                       config.name = std::move(*name);
+                     } else if (field.key == "strategy") {
+                       std::optional<Strategy> strategy;
+                       if (field.value.IsScalar())
+                         strategy = parseStrategy(field.value.Scalar());
+                       if (!strategy)
+                         return emitError(getLoc(field))
+                                    << "unknown strategy"
+                                    << (field.value.IsScalar()
+                                            ? " '" + field.value.Scalar() + "'"
+                                            : std::string())
+                                    << ": write auto, thread, interleave or "
+                                       "dynamic",
+                                failure();
+                       config.strategy = *strategy;
+                     } else if (field.key == "maxnreg") {
+                       FailureOr<int64_t> maxnreg =
+                           parseInt(field, minMaxnreg, maxMaxnreg);
+                       if (failed(maxnreg))
+                         return failure();
+                       config.maxnreg = *maxnreg;
+                     } else {
+                       // Kernels are read once the strategy is known.
+                       kernelsField = field;
+                     }
+                     return success();
+                   });
+  if (failed(result))
+    return failure();
+
+  if (!kernelsField)
+    return emitError(config.loc) << "the fusion config has no 'kernels': "
+                                    "list the kernels to fuse, at least 2",
+           failure();
+  const YAML::Node &kernels = kernelsField->value;
+  if (!kernels.IsSequence())
+    return emitError(getLoc(*kernelsField))
+               << "'kernels' must be a list of kernels ('- name: ...'), not "
+               << describeKind(kernels),
+           failure();
+  if (kernels.size() < 2)
+    return emitError(getLoc(*kernelsField))
+               << "a fusion needs at least 2 kernels, not " << kernels.size()
+               << ": list every kernel to fuse under 'kernels'",
+           failure();
+
+  for (const YAML::Node &node : kernels) {
+    KernelConfig kernel(getLoc(node));
+    if (failed(parseKernel(node, config.strategy, kernel)))
+      return failure();
+    for (const KernelConfig &other : config.kernels) {
+      if (other.name != kernel.name || other.module != kernel.module)
+        continue;
+      InFlightDiagnostic diag = emitError(kernel.loc)
+                                << "kernel '" << kernel.name << "'";
+      if (!kernel.module.empty())
+        diag << " of module '" << kernel.module << "'";
+      diag << " is listed twice: list each kernel once, or name their "
+              "modules with 'module' when two files have the same entry";
+      diag.attachNote(other.loc) << "first listed here";
+      return failure();
+    }
+    config.kernels.push_back(std::move(kernel));
+  }
+
+  // A thread split puts every part in one block.
+  if (config.strategy == Strategy::Thread) {
+    int64_t total = 0;
+    bool known = true;
+    for (const KernelConfig &kernel : config.kernels) {
+      std::optional<int64_t> part = kernel.threads;
+      if (!part)
+        part = kernel.getBlockThreads();
+      // A block shape from `.reqntid` is checked by the pass.
+      known = known && part.has_value();
+      total += part.value_or(0);
+    }
+    if (known && total > maxBlockThreads)
+      return emitError(getLoc(kernelsField->keyNode))
+                 << "the kernels' thread ranges add up to " << total
+                 << " threads, more than a block's " << maxBlockThreads
+                 << ": give resizable kernels fewer 'threads', or use "
+                    "strategy 'interleave'",
+             failure();
+  }
+  return config;
+}
+
+FailureOr<FusionConfig> hfuse::parseFusionConfig(llvm::SourceMgr &sourceMgr,
+                                                 MLIRContext *ctx) {
+  const llvm::MemoryBuffer *buffer =
+      sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
+  return ConfigParser(ctx, buffer->getBufferIdentifier())
+      .parse(buffer->getBuffer());
+}
+
+FailureOr<FusionConfig> hfuse::readFusionConfig(StringRef path,
+                                                MLIRContext *ctx) {
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (!buffer)
+    return emitError(UnknownLoc::get(ctx))
+               << "cannot read fusion config '" << path
+               << "': " << buffer.getError().message(),
+           failure();
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
+  return parseFusionConfig(sourceMgr, ctx);
+}
