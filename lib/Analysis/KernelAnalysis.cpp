@@ -108,11 +108,12 @@ KernelAnalysis::KernelAnalysis(Operation *entryOp)
       module(entryOp->getParentOfType<PTXModuleOp>()) {
   requiredBlock = toDim3(entry.getReqntid());
   maxBlock = toDim3(entry.getMaxntid());
-  for (Attribute directive : entry.getDirectives().value_or(ArrayAttr()))
-    if (auto str = dyn_cast<StringAttr>(directive))
-      clusters |= str.getValue().starts_with(".reqnctapercluster") ||
-                  str.getValue().starts_with(".explicitcluster") ||
-                  str.getValue().starts_with(".maxclusterrank");
+  if (ArrayAttr directives = entry.getDirectivesAttr())
+    for (Attribute directive : directives)
+      if (auto str = dyn_cast<StringAttr>(directive))
+        clusters |= str.getValue().starts_with(".reqnctapercluster") ||
+                    str.getValue().starts_with(".explicitcluster") ||
+                    str.getValue().starts_with(".maxclusterrank");
   if (!entry.hasBody())
     return;
   analyzeFunction(entry, /*isEntry=*/true);

@@ -20,14 +20,9 @@ namespace gpuopt {
 #define GEN_PASS_REGISTRATION
 #include "gpuopt/Transforms/Passes.h.inc"
 
-/// Registers `--hfuse`: `--hfuse-plan` with the given options, then
-/// `--hfuse-apply`.
-void registerHFusePipeline();
-
 /// Registers every gpu-opt pass and pipeline.
 inline void registerAllPasses() {
   registerGPUOptTransformsPasses();
-  registerHFusePipeline();
 }
 
 } // namespace gpuopt

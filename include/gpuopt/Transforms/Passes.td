@@ -11,6 +11,43 @@
 
 include "mlir/Pass/PassBase.td"
 
+defvar HFuseOptions = [
+    Option<"config", "config", "std::string", /*default=*/"\"\"",
+           "YAML fusion configuration (configs/hfuse/*.yaml)">,
+    Option<"strategy", "strategy", "std::string", /*default=*/"\"auto\"",
+           "thread, interleave, dynamic or auto">,
+    ListOption<"kernels", "kernels", "std::string",
+               "Kernels to fuse, in order (module::kernel or kernel); "
+               "default: every .entry">,
+    ListOption<"blocks", "blocks", "std::string",
+               "Block shape of each kernel (256, 16x16); needed without "
+               ".reqntid">,
+    ListOption<"grids", "grids", "std::string",
+               "Grid of each kernel (1024, 64x128)">,
+    ListOption<"smem", "smem", "int64_t",
+               "Dynamic shared memory bytes of each kernel">,
+    ListOption<"threads", "threads", "int64_t",
+               "Thread split: each kernel's threads (only resizable kernels "
+               "may differ from their block)">,
+    ListOption<"ratio", "ratio", "int64_t",
+               "Interleave/dynamic: each kernel's blocks per period">,
+    Option<"maxnreg", "maxnreg", "int64_t", /*default=*/"-1",
+           "Register cap of the fused kernel (0: none; -1: choose)">,
+    Option<"name", "name", "std::string", /*default=*/"\"\"",
+           "Name of the fused kernel">,
+    Option<"profile", "profile", "std::string", /*default=*/"\"\"",
+           "gpu-run --json report with each kernel's time alone">,
+    Option<"chip", "chip", "std::string", /*default=*/"\"\"",
+           "Target chip for ptxas's resource report (default: the modules')">,
+    Option<"ptxas", "ptxas", "std::string", /*default=*/"\"\"",
+           "ptxas to run for resource reports (default: on PATH, or "
+           "the CUDA toolkit's)">,
+    Option<"candidatesOut", "candidates-out", "std::string",
+           /*default=*/"\"\"",
+           "strategy=auto: write every candidate, ranked, as JSON (the "
+           "search tool measures the top ones)">,
+  ];
+
 def HFusePlan : Pass<"hfuse-plan", "mlir::ModuleOp"> {
   let summary = "Choose how to fuse kernels horizontally";
   let description = [{
@@ -49,42 +86,7 @@ def HFusePlan : Pass<"hfuse-plan", "mlir::ModuleOp"> {
     ```
   }];
   let dependentDialects = ["gpuopt::ptx::PTXDialect"];
-  let options = [
-    Option<"config", "config", "std::string", /*default=*/"\"\"",
-           "YAML fusion configuration (configs/hfuse/*.yaml)">,
-    Option<"strategy", "strategy", "std::string", /*default=*/"\"auto\"",
-           "thread, interleave, dynamic or auto">,
-    ListOption<"kernels", "kernels", "std::string",
-               "Kernels to fuse, in order (module::kernel or kernel); "
-               "default: every .entry">,
-    ListOption<"blocks", "blocks", "std::string",
-               "Block shape of each kernel (256, 16x16); needed without "
-               ".reqntid">,
-    ListOption<"grids", "grids", "std::string",
-               "Grid of each kernel (1024, 64x128)">,
-    ListOption<"smem", "smem", "int64_t",
-               "Dynamic shared memory bytes of each kernel">,
-    ListOption<"threads", "threads", "int64_t",
-               "Thread split: each kernel's threads (only resizable kernels "
-               "may differ from their block)">,
-    ListOption<"ratio", "ratio", "int64_t",
-               "Interleave/dynamic: each kernel's blocks per period">,
-    Option<"maxnreg", "maxnreg", "int64_t", /*default=*/"-1",
-           "Register cap of the fused kernel (0: none; -1: choose)">,
-    Option<"name", "name", "std::string", /*default=*/"\"\"",
-           "Name of the fused kernel">,
-    Option<"profile", "profile", "std::string", /*default=*/"\"\"",
-           "gpu-run --json report with each kernel's time alone">,
-    Option<"chip", "chip", "std::string", /*default=*/"\"\"",
-           "Target chip for ptxas's resource report (default: the modules')">,
-    Option<"ptxas", "ptxas", "std::string", /*default=*/"\"\"",
-           "ptxas to run for resource reports (default: on PATH, or "
-           "the CUDA toolkit's)">,
-    Option<"candidatesOut", "candidates-out", "std::string",
-           /*default=*/"\"\"",
-           "strategy=auto: write every candidate, ranked, as JSON (the "
-           "search tool measures the top ones)">,
-  ];
+  let options = HFuseOptions;
   let statistics = [
     Statistic<"numCandidates", "candidates", "Fusion candidates evaluated">,
   ];
@@ -129,6 +131,17 @@ def HFuseApply : Pass<"hfuse-apply", "mlir::ModuleOp"> {
   let statistics = [
     Statistic<"numFused", "fused-kernels", "Kernels fused">,
   ];
+}
+
+def HFuse : Pass<"hfuse", "mlir::ModuleOp"> {
+  let summary = "Fuse kernels horizontally: --hfuse-plan, then --hfuse-apply";
+  let description = [{
+    The user's entry point: `gpu-opt --hfuse a.ptx b.ptx -o fused.ptx`
+    chooses a strategy (see `--hfuse-plan`, whose options it takes) and
+    builds the fused kernel (`--hfuse-apply`).
+  }];
+  let dependentDialects = ["gpuopt::ptx::PTXDialect"];
+  let options = HFuseOptions;
 }
 
 #endif // GPUOPT_TRANSFORMS_PASSES

@@ -1,7 +1,9 @@
 //===- Ptxas.cpp - Assemble exported PTX with ptxas -----------------------===//
 //
 // Runs NVIDIA's ptxas as a subprocess on a temporary file; its diagnostics
-// are passed on verbatim when it fails.
+// are passed on verbatim when it fails. With -v, its report of each
+// function's registers, barriers, shared memory and spills is parsed for the
+// fusion passes, which size a fused kernel by them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,7 +20,7 @@
 using namespace mlir;
 using namespace gpuopt;
 
-static std::optional<std::string> findPtxas(const PtxasOptions &options) {
+std::optional<std::string> gpuopt::findPtxas(const PtxasOptions &options) {
   if (!options.ptxasPath.empty())
     return options.ptxasPath;
   if (std::optional<std::string> env = llvm::sys::Process::GetEnv("PTXAS"))
@@ -38,25 +40,30 @@ static std::optional<std::string> findPtxas(const PtxasOptions &options) {
   return std::nullopt;
 }
 
-FailureOr<std::string> gpuopt::assembleWithPtxas(llvm::StringRef ptx,
-                                                 const PtxasOptions &options,
-                                                 Location loc) {
+/// Runs ptxas on `ptx` with `options` and `moreArgs`, and returns the cubin;
+/// `log`, when given, receives what ptxas printed.
+static FailureOr<std::string> runPtxas(llvm::StringRef ptx,
+                                       const PtxasOptions &options,
+                                       llvm::ArrayRef<llvm::StringRef> moreArgs,
+                                       Location loc,
+                                       std::string *log = nullptr) {
   std::optional<std::string> ptxas = findPtxas(options);
   if (!ptxas)
     return emitError(loc, "ptxas not found: pass --ptxas=<path>, set PTXAS "
                           "or CUDA_HOME, or put CUDA's bin directory on PATH"),
            failure();
 
-  llvm::SmallString<128> input, output, log;
+  llvm::SmallString<128> input, output, logPath;
   for (auto [path, suffix] :
        {std::pair(&input, "ptx"), std::pair(&output, "cubin"),
-        std::pair(&log, "log")}) {
+        std::pair(&logPath, "log")}) {
     if (std::error_code ec =
             llvm::sys::fs::createTemporaryFile("gpu-opt", suffix, *path))
       return emitError(loc, "cannot create a temporary file: ") << ec.message(),
              failure();
   }
-  llvm::FileRemover removeInput(input), removeOutput(output), removeLog(log);
+  llvm::FileRemover removeInput(input), removeOutput(output),
+      removeLog(logPath);
   {
     std::error_code ec;
     llvm::raw_fd_ostream os(input, ec);
@@ -70,14 +77,15 @@ FailureOr<std::string> gpuopt::assembleWithPtxas(llvm::StringRef ptx,
                                        input,  "-o",    output};
   for (const std::string &arg : options.extraArgs)
     args.push_back(arg);
-  std::optional<llvm::StringRef> redirects[] = {std::nullopt, log.str(),
-                                                log.str()};
+  llvm::append_range(args, moreArgs);
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt, logPath.str(),
+                                                logPath.str()};
   std::string errorMessage;
   int rc = llvm::sys::ExecuteAndWait(*ptxas, args, /*Env=*/std::nullopt,
                                      redirects, /*SecondsToWait=*/0,
                                      /*MemoryLimit=*/0, &errorMessage);
   auto readLog = [&] {
-    auto buffer = llvm::MemoryBuffer::getFile(log);
+    auto buffer = llvm::MemoryBuffer::getFile(logPath);
     return buffer ? (*buffer)->getBuffer().trim().str() : std::string();
   };
   if (rc < 0)
@@ -92,17 +100,150 @@ FailureOr<std::string> gpuopt::assembleWithPtxas(llvm::StringRef ptx,
     return emitError(loc, "ptxas wrote no cubin: ")
                << cubin.getError().message(),
            failure();
+  if (log)
+    *log = readLog();
   return (*cubin)->getBuffer().str();
+}
+
+FailureOr<std::string> gpuopt::assembleWithPtxas(llvm::StringRef ptx,
+                                                 const PtxasOptions &options,
+                                                 Location loc) {
+  return runPtxas(ptx, options, /*moreArgs=*/{}, loc);
+}
+
+/// An empty `options.chip` becomes the module's `.target`.
+static LogicalResult setChipFromModule(ptx::PTXModuleOp module,
+                                       PtxasOptions &options) {
+  if (options.chip.empty())
+    options.chip = module.getChip().str();
+  if (options.chip.empty())
+    return module.emitError("no target chip: the module has no .target; "
+                            "pass --chip=sm_XX");
+  return success();
 }
 
 FailureOr<std::string> gpuopt::assembleWithPtxas(ptx::PTXModuleOp module,
                                                  llvm::StringRef ptx,
                                                  PtxasOptions options) {
-  if (options.chip.empty())
-    options.chip = module.getChip().str();
-  if (options.chip.empty())
-    return module.emitError("no target chip: the module has no .target; "
-                            "pass --chip=sm_XX"),
-           failure();
+  if (failed(setChipFromModule(module, options)))
+    return failure();
   return assembleWithPtxas(ptx, options, module.getLoc());
+}
+
+//===----------------------------------------------------------------------===//
+// Resource report (ptxas -v)
+//===----------------------------------------------------------------------===//
+
+/// Reads the comma-separated figures of a `Used ...` line or a stack frame
+/// line ("Used 28 registers, used 1 barriers, 128 bytes smem",
+/// "0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads") into
+/// `resources`. Figures it does not know (other constant banks, textures)
+/// are skipped, so that a new ptxas field does not break the report.
+static void parseFigures(llvm::StringRef line, KernelResources &resources) {
+  llvm::SmallVector<llvm::StringRef> items;
+  line.split(items, ',');
+  for (llvm::StringRef item : items) {
+    item = item.trim();
+    if (!item.consume_front("Used "))
+      item.consume_front("used ");
+    uint64_t value;
+    if (item.consumeInteger(10, value))
+      continue;
+    llvm::StringRef what = item.trim();
+    if (what == "registers")
+      resources.registers = value;
+    else if (what == "barriers")
+      resources.barriers = value;
+    else if (what == "bytes smem")
+      resources.sharedBytes = value;
+    else if (what == "bytes cmem[0]")
+      resources.constBytes = value;
+    else if (what == "bytes stack frame")
+      resources.localBytes = value;
+    else if (what == "bytes spill stores")
+      resources.spillStores = value;
+    else if (what == "bytes spill loads")
+      resources.spillLoads = value;
+    else if (what == "bytes cumulative stack size")
+      resources.cumulativeStackBytes = value;
+  }
+}
+
+llvm::SmallVector<KernelResources>
+gpuopt::parsePtxasVerboseOutput(llvm::StringRef output) {
+  llvm::SmallVector<KernelResources> result;
+  // The record that the figure lines after a header belong to.
+  std::optional<size_t> current;
+  auto find = [&](llvm::StringRef name) {
+    for (auto [index, resources] : llvm::enumerate(result))
+      if (resources.kernel == name)
+        return index;
+    result.emplace_back().kernel = name.str();
+    return result.size() - 1;
+  };
+
+  llvm::SmallVector<llvm::StringRef> lines;
+  output.split(lines, '\n');
+  for (llvm::StringRef line : lines) {
+    line = line.trim();
+    // "ptxas info    : ..."; warnings and errors have other prefixes.
+    if (line.consume_front("ptxas info")) {
+      line = line.ltrim();
+      if (!line.consume_front(":"))
+        continue;
+      line = line.trim();
+      if (line.consume_front("Compiling entry function '")) {
+        current = find(line.take_until([](char c) { return c == '\''; }));
+        result[*current].isEntry = true;
+      } else if (line.consume_front("Function properties for ")) {
+        current = find(line.trim());
+      } else if (line.starts_with("Used ") && current) {
+        parseFigures(line, result[*current]);
+      }
+      continue;
+    }
+    // The stack frame line has no prefix; it follows "Function properties".
+    if (current && line.contains(" bytes stack frame"))
+      parseFigures(line, result[*current]);
+  }
+  return result;
+}
+
+FailureOr<llvm::SmallVector<KernelResources>>
+gpuopt::getPtxasResources(llvm::StringRef ptx, const PtxasOptions &options,
+                          Location loc) {
+  std::string log;
+  if (failed(runPtxas(ptx, options, {"-v"}, loc, &log)))
+    return failure();
+  return parsePtxasVerboseOutput(log);
+}
+
+FailureOr<llvm::SmallVector<KernelResources>>
+gpuopt::getPtxasResources(ptx::PTXModuleOp module, PtxasOptions options) {
+  if (failed(setChipFromModule(module, options)))
+    return failure();
+  std::string ptx;
+  llvm::raw_string_ostream os(ptx);
+  if (failed(exportPTX(module, os)))
+    return failure();
+  FailureOr<llvm::SmallVector<KernelResources>> reported =
+      getPtxasResources(ptx, options, module.getLoc());
+  if (failed(reported))
+    return failure();
+
+  llvm::SmallVector<KernelResources> entries;
+  for (auto entry : module.getBodyBlock()->getOps<ptx::EntryOp>()) {
+    if (!entry.hasBody())
+      continue;
+    auto it = llvm::find_if(*reported, [&](const KernelResources &resources) {
+      return resources.isEntry && resources.kernel == entry.getSymName();
+    });
+    // A ptxas whose -v output reads differently must not yield zeros.
+    if (it == reported->end())
+      return entry.emitError("ptxas -v reported no resource usage for entry '")
+                 << entry.getSymName() << "'",
+             failure();
+    entries.push_back(std::move(*it));
+  }
+  return entries;
 }

@@ -103,6 +103,15 @@ std::string regName(StringRef sreg) {
   return name;
 }
 
+/// The registers that hold a part's view of the special registers in `used`.
+llvm::StringMap<std::string> getViewNames(const llvm::StringSet<> &used) {
+  llvm::StringMap<std::string> view;
+  for (const auto &entry : used)
+    if (isRemappedSpecialRegister(entry.getKey()))
+      view[entry.getKey()] = regName(entry.getKey());
+  return view;
+}
+
 class KernelFuser {
 public:
   KernelFuser(ModuleOp root, const FusionPlan &plan)
@@ -115,8 +124,7 @@ private:
   void buildEntry();
   void emitTicketMap(StatementBuilder &sb, StringRef ticket, StringRef partReg,
                      StringRef localReg);
-  llvm::StringMap<std::string>
-  emitPartView(StatementBuilder &sb, PartContext &part,
+  void emitPartView(StatementBuilder &sb, PartContext &part,
                const llvm::StringSet<> &used, StringRef blockIndexReg);
   LogicalResult rewritePartCode(Operation *container, PartContext &part,
                                 bool isEntryBody,
@@ -309,22 +317,16 @@ void KernelFuser::emitTicketMap(StatementBuilder &sb, StringRef ticket,
 /// part's own view of the special registers in `used`. `blockIndexReg` is a
 /// register already holding the part's block index, or "" to compute it
 /// here (in device functions).
-llvm::StringMap<std::string>
-KernelFuser::emitPartView(StatementBuilder &sb, PartContext &part,
-                          const llvm::StringSet<> &used,
-                          StringRef blockIndexReg) {
-  llvm::StringMap<std::string> view;
+void KernelFuser::emitPartView(StatementBuilder &sb, PartContext &part,
+                               const llvm::StringSet<> &used,
+                               StringRef blockIndexReg) {
+  llvm::StringMap<std::string> view = getViewNames(used);
   const Dim3 &block = part.plan->block, &grid = part.plan->grid;
   auto needs = [&](StringRef name) { return used.contains(name); };
   bool needsThread = needs("tid.x") || needs("tid.y") || needs("tid.z");
   bool needsBlock = needs("ctaid.x") || needs("ctaid.y") || needs("ctaid.z");
-  for (const auto &entry : used) {
-    StringRef name = entry.getKey();
-    if (!isRemappedSpecialRegister(name))
-      continue;
-    view[name] = regName(name);
-    sb.reg(".b32", view[name]);
-  }
+  for (const auto &entry : view)
+    sb.reg(".b32", entry.getValue());
   // A split of shape (x, y, z) from a linear index.
   auto split = [&](StringRef linear, StringRef prefix, const Dim3 &dims) {
     std::string x = regName((prefix + ".x").str()),
@@ -386,7 +388,6 @@ KernelFuser::emitPartView(StatementBuilder &sb, PartContext &part,
   if (needs("dynamic_smem_size"))
     sb.inst("mov.u32 " + view["dynamic_smem_size"] + ", " +
             Twine(std::max<int64_t>(part.plan->dynamicSmem, 0)));
-  return view;
 }
 
 Attribute KernelFuser::rewriteOperand(Attribute operand, PartContext &part,
@@ -619,13 +620,15 @@ void KernelFuser::buildEntry() {
     OpBuilder inner = OpBuilder::atBlockEnd(scopeBody);
     StatementBuilder partSb(inner, loc);
     EntryOp original = part.analysis->getEntry();
-    llvm::StringMap<std::string> view =
-        emitPartView(partSb, part, part.analysis->getSpecialRegistersOf(original),
-                     blockLevel ? "%__hf_blk" : "%__hf_cta");
     for (Operation &op : original.getBodyBlock()->getOperations())
       inner.clone(op);
-    if (failed(rewritePartCode(scope, part, /*isEntryBody=*/true, view)))
+    // Rewrite the copy first, then put the view's prologue before it.
+    llvm::StringSet<> used = part.analysis->getSpecialRegistersOf(original);
+    if (failed(rewritePartCode(scope, part, /*isEntryBody=*/true,
+                               getViewNames(used))))
       failedRewrite = true;
+    inner.setInsertionPointToStart(scopeBody);
+    emitPartView(partSb, part, used, blockLevel ? "%__hf_blk" : "%__hf_cta");
     builder.setInsertionPointAfter(scope);
     sb.label(part.endLabel);
   }
@@ -702,7 +705,8 @@ FailureOr<PTXModuleOp> KernelFuser::run() {
   fused = PTXModuleOp::create(builder, loc, plan.name, version,
                               builder.getArrayAttr(target),
                               builder.getI32IntegerAttr(64));
-  fused.getBody().emplaceBlock();
+  if (fused.getBody().empty())
+    fused.getBody().emplaceBlock();
   auto cleanup = [&]() {
     fused.erase();
     return failure();
@@ -800,15 +804,15 @@ FailureOr<PTXModuleOp> KernelFuser::run() {
         }
         continue;
       }
-      OpBuilder funcBuilder = OpBuilder::atBlockBegin(func.getBodyBlock());
-      StatementBuilder sb(funcBuilder, func.getLoc());
-      llvm::StringMap<std::string> view = emitPartView(sb, part, used, "");
       // The copy's symbol references were renamed when it was cloned.
       PartContext calleeContext = part;
       calleeContext.renames.clear();
       if (failed(rewritePartCode(func, calleeContext, /*isEntryBody=*/false,
-                                 view)))
+                                 getViewNames(used))))
         return cleanup();
+      OpBuilder funcBuilder = OpBuilder::atBlockBegin(func.getBodyBlock());
+      StatementBuilder sb(funcBuilder, func.getLoc());
+      emitPartView(sb, part, used, "");
     }
   }
   if (failedRewrite)

@@ -197,7 +197,7 @@ hfuse::evaluateCandidates(ModuleOp root, const FusionPlan &base,
     baseline += t;
 
   // The candidates.
-  SmallVector<FusionPlan> plans;
+  std::vector<FusionPlan> plans;
   auto addPlan = [&](FusionPlan plan) {
     for (const FusionPlan &p : plans)
       if (p.toAttr(ctx) == plan.toAttr(ctx))
@@ -205,18 +205,18 @@ hfuse::evaluateCandidates(ModuleOp root, const FusionPlan &base,
     plans.push_back(plan);
   };
   // Thread splits: the given blocks, and for resizable kernels 64..512.
-  SmallVector<FusionPlan> splits = {base};
+  std::vector<FusionPlan> splits = {base};
   for (auto [i, canResize] : llvm::enumerate(resizable)) {
     if (!canResize)
       continue;
-    SmallVector<FusionPlan> more;
+    std::vector<FusionPlan> more;
     for (const FusionPlan &plan : splits)
       for (int64_t threads : {64, 128, 256, 512}) {
         FusionPlan copy = plan;
         copy.parts[i].block = {threads, 1, 1};
         more.push_back(copy);
       }
-    splits.append(more);
+    splits.insert(splits.end(), more.begin(), more.end());
   }
   for (FusionPlan plan : splits) {
     plan.strategy = FusionStrategy::Thread;

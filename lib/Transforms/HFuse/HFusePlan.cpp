@@ -17,6 +17,7 @@
 #include "gpuopt/Target/PTX/ExportPTX.h"
 
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -26,6 +27,7 @@
 
 namespace gpuopt {
 #define GEN_PASS_DEF_HFUSEPLAN
+#define GEN_PASS_DEF_HFUSE
 #include "gpuopt/Transforms/Passes.h.inc"
 } // namespace gpuopt
 
@@ -356,13 +358,31 @@ void HFusePlanPass::runOnOperation() {
                   << " candidates evaluated";
 }
 
-void gpuopt::registerHFusePipeline() {
-  PassPipelineRegistration<HFusePlanOptions>(
-      "hfuse",
-      "Fuse kernels horizontally: --hfuse-plan with these options, then "
-      "--hfuse-apply",
-      [](OpPassManager &pm, const HFusePlanOptions &options) {
-        pm.addPass(createHFusePlan(options));
-        pm.addPass(createHFuseApply());
-      });
-}
+namespace {
+/// `--hfuse`: the two passes with one set of options.
+struct HFusePass : public gpuopt::impl::HFuseBase<HFusePass> {
+  using HFuseBase::HFuseBase;
+  void runOnOperation() override {
+    HFusePlanOptions options;
+    options.config = config;
+    options.strategy = strategy;
+    options.kernels.assign(kernels.begin(), kernels.end());
+    options.blocks.assign(blocks.begin(), blocks.end());
+    options.grids.assign(grids.begin(), grids.end());
+    options.smem.assign(smem.begin(), smem.end());
+    options.threads.assign(threads.begin(), threads.end());
+    options.ratio.assign(ratio.begin(), ratio.end());
+    options.maxnreg = maxnreg;
+    options.name = name;
+    options.profile = profile;
+    options.chip = chip;
+    options.ptxas = ptxas;
+    options.candidatesOut = candidatesOut;
+    OpPassManager pm(ModuleOp::getOperationName());
+    pm.addPass(createHFusePlan(options));
+    pm.addPass(createHFuseApply());
+    if (failed(runPipeline(pm, getOperation())))
+      signalPassFailure();
+  }
+};
+} // namespace

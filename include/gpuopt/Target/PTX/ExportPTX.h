@@ -7,10 +7,13 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/Timing.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace gpuopt {
 
@@ -59,6 +62,49 @@ mlir::FailureOr<std::string> assembleWithPtxas(llvm::StringRef ptx,
 mlir::FailureOr<std::string> assembleWithPtxas(ptx::PTXModuleOp module,
                                                llvm::StringRef ptx,
                                                PtxasOptions options);
+
+/// The ptxas to run: `options.ptxasPath`, else $PTXAS, PATH, $CUDA_HOME/bin,
+/// $CUDA_PATH/bin and /usr/local/cuda/bin; std::nullopt when there is none.
+std::optional<std::string> findPtxas(const PtxasOptions &options);
+
+/// What ptxas reports (`-v`) about one function it compiled: the resources
+/// that bound how many blocks of a kernel fit on an SM.
+struct KernelResources {
+  std::string kernel;
+  /// An `.entry`; otherwise a `.func` that ptxas compiled on its own (with
+  /// -g or -c, or one it did not inline), which has only the stack and spill
+  /// figures.
+  bool isEntry = false;
+  unsigned registers = 0;
+  unsigned barriers = 0;
+  /// Static shared memory per block.
+  uint64_t sharedBytes = 0;
+  /// Stack frame per thread (local memory), spills included.
+  uint64_t localBytes = 0;
+  uint64_t spillStores = 0, spillLoads = 0;
+  /// Stack of the function and the functions it calls.
+  uint64_t cumulativeStackBytes = 0;
+  /// Constant bank 0 (parameters; printed by ptxas before CUDA 13).
+  uint64_t constBytes = 0;
+};
+
+/// Parses what `ptxas -v` prints: one record per function, in ptxas's order,
+/// entries marked. Lines it does not know are skipped.
+llvm::SmallVector<KernelResources>
+parsePtxasVerboseOutput(llvm::StringRef output);
+
+/// Runs `ptxas -v` on PTX text and returns every function it reports (see
+/// parsePtxasVerboseOutput). Errors are reported at `loc`.
+mlir::FailureOr<llvm::SmallVector<KernelResources>>
+getPtxasResources(llvm::StringRef ptx, const PtxasOptions &options,
+                  mlir::Location loc);
+
+/// Exports `module` and runs `ptxas -v` on it (an empty `options.chip`
+/// becomes the module's `.target`): one record per defined `.entry`, in the
+/// module's order. Errors are reported on the module, or on an entry ptxas
+/// said nothing about.
+mlir::FailureOr<llvm::SmallVector<KernelResources>>
+getPtxasResources(ptx::PTXModuleOp module, PtxasOptions options);
 
 /// How a tool writes one ptx.module: PTX text, or a cubin through ptxas,
 /// with its launch manifest when `manifestPath` is set.

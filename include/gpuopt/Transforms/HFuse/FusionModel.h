@@ -54,7 +54,7 @@ struct Candidate {
 /// blocks, grids and a fitted ratio). `resizable[i]` allows other splits of
 /// kernel i; `timesMs[i] < 0` means unknown (waves are used instead);
 /// `cap >= 0` fixes the register cap. Sorted by predicted time.
-mlir::FailureOr<llvm::std::vector<Candidate>>
+mlir::FailureOr<std::vector<Candidate>>
 evaluateCandidates(mlir::ModuleOp root, const FusionPlan &base,
                    llvm::ArrayRef<bool> resizable,
                    llvm::ArrayRef<double> timesMs, int64_t cap,
