@@ -86,6 +86,18 @@ CudaDriver::load(const std::string &LibraryName) {
       SYM(cuEventElapsedTime_v2, "cuEventElapsedTime_v2", "cuEventElapsedTime",
           false),
       SYM(cuFuncGetParamInfo, "cuFuncGetParamInfo", nullptr, true),
+      // Graphs. cuda.h maps cuGraphAddKernelNode to _v2 (CUDA 12.0), whose
+      // parameters extend the original's, and cuGraphInstantiate to
+      // cuGraphInstantiateWithFlags (CUDA 11.4); the exported
+      // cuGraphInstantiate has another signature and is never used.
+      SYM(cuGraphCreate, "cuGraphCreate", nullptr, true),
+      SYM(cuGraphAddKernelNode_v2, "cuGraphAddKernelNode_v2",
+          "cuGraphAddKernelNode", true),
+      SYM(cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags", nullptr,
+          true),
+      SYM(cuGraphLaunch, "cuGraphLaunch", nullptr, true),
+      SYM(cuGraphExecDestroy, "cuGraphExecDestroy", nullptr, true),
+      SYM(cuGraphDestroy, "cuGraphDestroy", nullptr, true),
   };
 #undef SYM
 

@@ -343,3 +343,76 @@ Status gpuopt::runtime::launch(const Context &C, const Function &F,
         " bytes dynamic shared memory) failed: " + C.driver().describe(R));
   return Status::success();
 }
+
+//===----------------------------------------------------------------------===//
+// Graphs
+//===----------------------------------------------------------------------===//
+
+Expected<std::unique_ptr<KernelGraph>>
+KernelGraph::create(const Context &C, const std::vector<LaunchItem> &Items) {
+  const CudaDriver &D = C.driver();
+  const CudaDriverAPI &A = D.api();
+  const std::pair<const void *, const char *> Needed[] = {
+      {reinterpret_cast<const void *>(A.cuGraphCreate), "cuGraphCreate"},
+      {reinterpret_cast<const void *>(A.cuGraphAddKernelNode_v2),
+       "cuGraphAddKernelNode_v2"},
+      {reinterpret_cast<const void *>(A.cuGraphInstantiateWithFlags),
+       "cuGraphInstantiateWithFlags"},
+      {reinterpret_cast<const void *>(A.cuGraphLaunch), "cuGraphLaunch"},
+      {reinterpret_cast<const void *>(A.cuGraphExecDestroy),
+       "cuGraphExecDestroy"},
+      {reinterpret_cast<const void *>(A.cuGraphDestroy), "cuGraphDestroy"}};
+  for (auto [Fn, Name] : Needed)
+    if (!Fn)
+      return Status::error(std::string("the CUDA driver ") + D.libraryName() +
+                           " lacks " + Name +
+                           " (CUDA 11.4+), which CUDA graphs need");
+  if (Items.empty())
+    return Status::error("a CUDA graph needs at least one launch");
+
+  CUgraph Graph = nullptr;
+  GPUOPT_CU_CHECK(D, cuGraphCreate, &Graph, 0);
+  // The graph is only needed until it is instantiated.
+  struct GraphDeleter {
+    const CudaDriverAPI &A;
+    CUgraph G;
+    ~GraphDeleter() { A.cuGraphDestroy(G); }
+  } Deleter{A, Graph};
+
+  for (const LaunchItem &It : Items) {
+    const LaunchConfig &L = It.Config;
+    CudaKernelNodeParams P{};
+    P.func = It.Fn->Handle;
+    P.gridDimX = unsigned(L.Grid.X);
+    P.gridDimY = unsigned(L.Grid.Y);
+    P.gridDimZ = unsigned(L.Grid.Z);
+    P.blockDimX = unsigned(L.Block.X);
+    P.blockDimY = unsigned(L.Block.Y);
+    P.blockDimZ = unsigned(L.Block.Z);
+    P.sharedMemBytes = unsigned(L.DynamicSmem);
+    P.kernelParams = It.Args->kernelParams();
+    CUgraphNode Node = nullptr;
+    CUresult R = A.cuGraphAddKernelNode_v2(&Node, Graph, nullptr, 0, &P);
+    if (R != CUDA_SUCCESS)
+      return Status::error(
+          "cuGraphAddKernelNode_v2 of '" + It.Fn->Name + "' (grid " +
+          toString(L.Grid) + ", block " + toString(L.Block) + ", " +
+          std::to_string(L.DynamicSmem) +
+          " bytes dynamic shared memory) failed: " + D.describe(R));
+  }
+  std::unique_ptr<KernelGraph> G(new KernelGraph());
+  G->Ctx = &C;
+  G->Nodes = Items.size();
+  GPUOPT_CU_CHECK(D, cuGraphInstantiateWithFlags, &G->Exec, Graph, 0);
+  return G;
+}
+
+KernelGraph::~KernelGraph() {
+  if (Exec)
+    Ctx->driver().api().cuGraphExecDestroy(Exec);
+}
+
+Status KernelGraph::launch(CUstream Stream) const {
+  GPUOPT_CU_CHECK(Ctx->driver(), cuGraphLaunch, Exec, Stream);
+  return Status::success();
+}

@@ -41,6 +41,18 @@ const char *gpuopt::runtime::toString(ParamKind K) {
   return "scalar";
 }
 
+const char *gpuopt::runtime::toString(FusionStrategy S) {
+  switch (S) {
+  case FusionStrategy::Thread:
+    return "thread";
+  case FusionStrategy::Interleave:
+    return "interleave";
+  case FusionStrategy::Dynamic:
+    return "dynamic";
+  }
+  return "thread";
+}
+
 const char *gpuopt::runtime::toString(ProbeLevel L) {
   switch (L) {
   case ProbeLevel::Thread:
@@ -117,8 +129,8 @@ bool ResourceInfo::operator==(const ResourceInfo &O) const {
 }
 bool FusedPart::operator==(const FusedPart &O) const {
   return Kernel == O.Kernel && Module == O.Module && ThreadsLo == O.ThreadsLo &&
-         ThreadsHi == O.ThreadsHi && Block == O.Block && Grid == O.Grid &&
-         DynamicSmemOffset == O.DynamicSmemOffset &&
+         ThreadsHi == O.ThreadsHi && Ratio == O.Ratio && Block == O.Block &&
+         Grid == O.Grid && DynamicSmemOffset == O.DynamicSmemOffset &&
          DynamicSmem == O.DynamicSmem && ArgMap == O.ArgMap;
 }
 bool ProbeField::operator==(const ProbeField &O) const {
@@ -131,8 +143,8 @@ bool ProbeBuffer::operator==(const ProbeBuffer &O) const {
 }
 bool KernelInfo::operator==(const KernelInfo &O) const {
   return Name == O.Name && Params == O.Params && Launch == O.Launch &&
-         Resources == O.Resources && FusedFrom == O.FusedFrom &&
-         Probes == O.Probes;
+         Resources == O.Resources && Strategy == O.Strategy &&
+         FusedFrom == O.FusedFrom && Probes == O.Probes;
 }
 bool ModuleInfo::operator==(const ModuleInfo &O) const {
   return Path == O.Path && Format == O.Format && Target == O.Target;
@@ -188,8 +200,14 @@ private:
                    ProbeBuffer &P) const;
   Status readKernel(const json &J, const std::string &Path,
                     KernelInfo &K) const;
+  /// Rejects Key in J when the manifest's version predates it, before
+  /// expectObject would call it unknown.
+  Status checkSince(const json &J, const std::string &Path, const char *Key,
+                    uint64_t Since) const;
 
   std::string Source;
+  /// The manifest_version being read.
+  uint64_t ReadVersion = Manifest::CurrentVersion;
 };
 } // namespace
 
@@ -220,6 +238,16 @@ ManifestReader::expectObject(const json &J, const std::string &Path,
                   "unknown key (expected one of: " + Allowed + ")");
     }
   }
+  return Status::success();
+}
+
+Status ManifestReader::checkSince(const json &J, const std::string &Path,
+                                  const char *Key, uint64_t Since) const {
+  if (ReadVersion < Since && J.contains(Key))
+    return fail(member(Path, Key), "new in manifest_version " +
+                                       std::to_string(Since) +
+                                       " (this manifest is version " +
+                                       std::to_string(ReadVersion) + ")");
   return Status::success();
 }
 
@@ -433,10 +461,17 @@ Status ManifestReader::readResources(const json &J, const std::string &Path,
 
 Status ManifestReader::readFused(const json &J, const std::string &Path,
                                  FusedPart &F) const {
+  if (Status S = checkSince(J, Path, "ratio", 2))
+    return S;
   if (Status S =
-          expectObject(J, Path,
-                       {"kernel", "module", "threads", "block", "grid",
-                        "dynamic_smem_offset", "dynamic_smem", "arg_map"}))
+          ReadVersion < 2
+              ? expectObject(J, Path,
+                             {"kernel", "module", "threads", "block", "grid",
+                              "dynamic_smem_offset", "dynamic_smem", "arg_map"})
+              : expectObject(J, Path,
+                             {"kernel", "module", "threads", "ratio", "block",
+                              "grid", "dynamic_smem_offset", "dynamic_smem",
+                              "arg_map"}))
     return S;
   REQUIRED(J, Path, "kernel", Kernel);
   if (Status S = getString(Kernel, member(Path, "kernel"), F.Kernel))
@@ -452,6 +487,12 @@ Status ManifestReader::readFused(const json &J, const std::string &Path,
     return S;
   if (Status S = getUInt(Threads[1], element(ThreadsPath, 1), F.ThreadsHi))
     return S;
+  if (auto It = J.find("ratio"); It != J.end()) {
+    uint64_t Ratio = 0;
+    if (Status S = getUInt(*It, member(Path, "ratio"), Ratio))
+      return S;
+    F.Ratio = Ratio;
+  }
   if (auto It = J.find("block"); It != J.end())
     if (Status S = getDim3OrRuntime(*It, member(Path, "block"), F.Block))
       return S;
@@ -541,9 +582,16 @@ Status ManifestReader::readProbe(const json &J, const std::string &Path,
 
 Status ManifestReader::readKernel(const json &J, const std::string &Path,
                                   KernelInfo &K) const {
-  if (Status S = expectObject(
-          J, Path,
-          {"name", "params", "launch", "resources", "fused_from", "probes"}))
+  if (Status S = checkSince(J, Path, "fusion_strategy", 2))
+    return S;
+  if (Status S =
+          ReadVersion < 2
+              ? expectObject(J, Path,
+                             {"name", "params", "launch", "resources",
+                              "fused_from", "probes"})
+              : expectObject(J, Path,
+                             {"name", "params", "launch", "resources",
+                              "fusion_strategy", "fused_from", "probes"}))
     return S;
   REQUIRED(J, Path, "name", Name);
   if (Status S = getString(Name, member(Path, "name"), K.Name))
@@ -566,6 +614,22 @@ Status ManifestReader::readKernel(const json &J, const std::string &Path,
   if (auto It = J.find("resources"); It != J.end())
     if (Status S = readResources(*It, member(Path, "resources"), K.Resources))
       return S;
+  if (auto It = J.find("fusion_strategy"); It != J.end()) {
+    std::string StrategyPath = member(Path, "fusion_strategy");
+    std::string StrategyName;
+    if (Status S = getString(*It, StrategyPath, StrategyName))
+      return S;
+    if (StrategyName == "thread")
+      K.Strategy = FusionStrategy::Thread;
+    else if (StrategyName == "interleave")
+      K.Strategy = FusionStrategy::Interleave;
+    else if (StrategyName == "dynamic")
+      K.Strategy = FusionStrategy::Dynamic;
+    else
+      return fail(StrategyPath,
+                  "expected \"thread\", \"interleave\" or \"dynamic\", got \"" +
+                      StrategyName + "\"");
+  }
   const json *Fused = nullptr;
   if (Status S = getArray(J, Path, "fused_from", /*Required=*/false, Fused))
     return S;
@@ -576,6 +640,9 @@ Status ManifestReader::readKernel(const json &J, const std::string &Path,
       return S;
     K.FusedFrom.push_back(std::move(F));
   }
+  // Version 1 knew only thread ranges.
+  if (ReadVersion < 2 && !K.FusedFrom.empty())
+    K.Strategy = FusionStrategy::Thread;
   const json *Probes = nullptr;
   if (Status S = getArray(J, Path, "probes", /*Required=*/false, Probes))
     return S;
@@ -597,11 +664,21 @@ Status ManifestReader::read(const json &Root, Manifest &M) {
   uint64_t V = 0;
   if (Status S = getUInt(Version, "manifest_version", V))
     return S;
-  if (V != Manifest::CurrentVersion)
-    return fail("manifest_version",
-                "unsupported version " + std::to_string(V) +
-                    " (this runtime reads version " +
-                    std::to_string(Manifest::CurrentVersion) + ")");
+  if (V < uint64_t(Manifest::OldestVersion) ||
+      V > uint64_t(Manifest::CurrentVersion)) {
+    std::string Known = std::to_string(Manifest::OldestVersion);
+    for (int I = Manifest::OldestVersion + 1; I <= Manifest::CurrentVersion;
+         ++I)
+      Known +=
+          (I == Manifest::CurrentVersion ? " and " : ", ") + std::to_string(I);
+    return fail(
+        "manifest_version",
+        "unsupported version " + std::to_string(V) +
+            " (this runtime reads version" +
+            (Manifest::OldestVersion < Manifest::CurrentVersion ? "s " : " ") +
+            Known + ")");
+  }
+  ReadVersion = V;
 
   REQUIRED(Root, std::string(), "module", Module);
   if (Status S = expectObject(Module, "module", {"path", "format", "target"}))
@@ -682,13 +759,28 @@ static Status validateWith(const Manifest &M, const std::string &Prefix) {
                                                " exceeds max_threads " +
                                                toString(*L.MaxThreads));
 
+    if (!K.FusedFrom.empty() && !K.Strategy)
+      return Fail(KPath + ".fusion_strategy",
+                  "missing (required when fused_from is not empty)");
+    if (K.FusedFrom.empty() && K.Strategy)
+      return Fail(KPath + ".fusion_strategy", std::string("\"") +
+                                                  toString(*K.Strategy) +
+                                                  "\" without fused_from");
     for (size_t FI = 0; FI < K.FusedFrom.size(); ++FI) {
       const FusedPart &F = K.FusedFrom[FI];
       std::string FPath = KPath + ".fused_from[" + std::to_string(FI) + "]";
+      // Under "thread", the parts share each block; otherwise each block
+      // runs one part whole, from thread 0.
+      bool Shared = *K.Strategy == FusionStrategy::Thread;
       if (F.ThreadsLo >= F.ThreadsHi)
         return Fail(FPath + ".threads", "expected lo < hi, got [" +
                                             std::to_string(F.ThreadsLo) + ", " +
                                             std::to_string(F.ThreadsHi) + ")");
+      if (!Shared && F.ThreadsLo != 0)
+        return Fail(FPath + ".threads[0]",
+                    "expected 0, got " + std::to_string(F.ThreadsLo) +
+                        " (under \"" + toString(*K.Strategy) +
+                        "\" a fused block runs one part whole, from thread 0)");
       if (F.ThreadsLo % 32)
         return Fail(FPath + ".threads[0]",
                     std::to_string(F.ThreadsLo) +
@@ -698,13 +790,19 @@ static Status validateWith(const Manifest &M, const std::string &Prefix) {
                     std::to_string(F.ThreadsHi) +
                         " is past the fused block's " +
                         std::to_string(L.Block->count()) + " threads");
-      for (size_t G = 0; G < FI; ++G) {
+      for (size_t G = 0; Shared && G < FI; ++G) {
         const FusedPart &O = K.FusedFrom[G];
         if (F.ThreadsLo < O.ThreadsHi && O.ThreadsLo < F.ThreadsHi)
           return Fail(FPath + ".threads",
                       "overlaps the threads of fused_from[" +
                           std::to_string(G) + "]");
       }
+      if (F.Ratio && Shared)
+        return Fail(FPath + ".ratio",
+                    "only the \"interleave\" and \"dynamic\" strategies "
+                    "take a ratio (this kernel's is \"thread\")");
+      if (F.Ratio && *F.Ratio == 0)
+        return Fail(FPath + ".ratio", "expected a positive integer, got 0");
       if (F.Block && F.Block->count() != F.ThreadsHi - F.ThreadsLo)
         return Fail(FPath + ".block",
                     toString(*F.Block) + " does not have hi - lo = " +
@@ -852,6 +950,8 @@ std::string gpuopt::runtime::writeManifest(const Manifest &M) {
         RJ["local_bytes"] = *R.LocalBytes;
       KJ["resources"] = RJ;
     }
+    if (K.Strategy)
+      KJ["fusion_strategy"] = toString(*K.Strategy);
     if (!K.FusedFrom.empty()) {
       ojson Fused = ojson::array();
       for (const FusedPart &F : K.FusedFrom) {
@@ -860,6 +960,8 @@ std::string gpuopt::runtime::writeManifest(const Manifest &M) {
         if (!F.Module.empty())
           FJ["module"] = F.Module;
         FJ["threads"] = ojson::array({F.ThreadsLo, F.ThreadsHi});
+        if (F.Ratio)
+          FJ["ratio"] = *F.Ratio;
         if (F.Block)
           FJ["block"] = dimToJson(*F.Block);
         FJ["grid"] = dimOrRuntime(F.Grid);

@@ -49,6 +49,18 @@ gpuopt::runtime::timeInterleaved(const Context &C,
   const CudaDriver &D = C.driver();
   CUstream Main = Streams[0]->get();
 
+  // Graphs are built and instantiated once, before the first round.
+  std::vector<std::unique_ptr<KernelGraph>> Graphs(Entries.size());
+  for (size_t EI = 0; EI < Entries.size(); ++EI) {
+    if (Entries[EI].Mode != GroupMode::Graph)
+      continue;
+    Expected<std::unique_ptr<KernelGraph>> G =
+        KernelGraph::create(C, Entries[EI].Items);
+    if (!G)
+      return G.status();
+    Graphs[EI] = std::move(*G);
+  }
+
   auto NewEvent = [&](std::vector<std::unique_ptr<Event>> &List) -> Status {
     Expected<std::unique_ptr<Event>> E = Event::create(C);
     if (!E)
@@ -79,6 +91,13 @@ gpuopt::runtime::timeInterleaved(const Context &C,
       size_t Slot = (Round - (Timed ? Warmup : 0)) * Entries.size() + EI;
       CUevent Start = Timed ? Starts[Slot]->get() : Release[0]->get();
       GPUOPT_CU_CHECK(D, cuEventRecord, Start, Main);
+      if (Graphs[EI]) {
+        if (Status St = Graphs[EI]->launch(Main))
+          return St;
+        if (Timed)
+          GPUOPT_CU_CHECK(D, cuEventRecord, Stops[Slot]->get(), Main);
+        continue;
+      }
       bool Concurrent = E.Mode == GroupMode::Concurrent;
       for (size_t I = 0; I < E.Items.size(); ++I) {
         const LaunchItem &It = E.Items[I];

@@ -2,9 +2,9 @@
 //
 // Runs kernels from PTX or cubin with buffers it creates, writes outputs to
 // files, compares two modules on the same inputs, and times kernels alone,
-// back to back and on concurrent streams. It is how the project checks
-// transformed kernels against their originals and measures the baselines
-// fusion must beat; see `gpu-run --help` and the README.
+// back to back, on concurrent streams and as one CUDA graph. It is how the
+// project checks transformed kernels against their originals and measures the
+// baselines fusion must beat; see `gpu-run --help` and the README.
 //
 //===----------------------------------------------------------------------===//
 
@@ -78,6 +78,9 @@ Options:
                        one stream
   --concurrent         with several kernels: also time them on one stream
                        each, released together
+  --graph              with several kernels: also time them as one CUDA
+                       graph of independent kernel nodes (no edges), built
+                       and instantiated once and launched on one stream
   --compare OTHER[:KERNEL]
                        also run KERNEL (default: the same name) of module
                        OTHER with the same arguments and launch shape on
@@ -109,11 +112,24 @@ Run spec (--spec FILE):
                 "smem": 0, "args": ["buf:f32:1024:random:1",
                 "scalar:u32:1024"], "out": {"0": "a0.bin"}}, ...],
    "groups": [{"name": "a+b", "kernels": ["a", "b"],
-               "modes": ["alone", "serial", "concurrent"]}]}
-  Every kernel is timed alone; each group in its modes ("alone" times the
-  group's kernels alone again), the modes interleaved round by round so that
-  clock drift affects them alike. Relative paths are relative to the current
-  directory.
+               "modes": ["alone", "serial", "concurrent", "graph"],
+               "also": ["fused"]}]}
+  Every kernel is timed alone; each group in its modes (default: serial and
+  concurrent): "alone" times each of the group's kernels alone again,
+  "serial", "concurrent" and "graph" time them together as --serial,
+  --concurrent and --graph do. "also" names further kernels to time alone in
+  the group's rounds, e.g. the fused kernel next to the baselines of its
+  originals. All of a group's measurements are interleaved round by round so
+  that clock drift affects them alike. Relative paths are relative to the
+  current directory.
+
+JSON report (--json FILE): "device", "warmup", "repeat", "kernels" (each
+with "time" unless --repeat 0), "compare" (with --compare) and "groups":
+  {"name": "a+b", "kernels": ["a", "b"],
+   "alone": {"a": TIME, "b": TIME}, "serial": TIME, "concurrent": TIME,
+   "graph": TIME, "also": {"fused": TIME}}
+  with only the modes measured, where TIME is {"median_ms", "min_ms",
+  "max_ms", "mean_ms", "spread", "samples_ms"}.
 
 Environment: GPUOPT_CUDA_DRIVER names the driver library (libcuda.so.1).
 Exit status: 0 success, 1 --compare found differences, 2 any error.
@@ -140,14 +156,16 @@ struct KernelSpec {
 struct Group {
   std::string Name;
   std::vector<size_t> Members;
-  bool Alone = false, Serial = false, Concurrent = false;
+  bool Alone = false, Serial = false, Concurrent = false, Graph = false;
+  /// Kernels timed alone in the group's rounds ("also").
+  std::vector<size_t> Also;
 };
 
 struct Options {
   std::vector<KernelSpec> Specs;
   std::vector<Group> Groups;
   unsigned Warmup = 3, Repeat = 20;
-  bool Serial = false, Concurrent = false;
+  bool Serial = false, Concurrent = false, Graph = false;
   std::string Compare;
   std::optional<double> Tolerance;
   int Device = 0;
@@ -258,6 +276,8 @@ Options parseCommandLine(int Argc, char **Argv) {
       O.Serial = true;
     } else if (A == "--concurrent") {
       O.Concurrent = true;
+    } else if (A == "--graph") {
+      O.Graph = true;
     } else if (A == "--compare") {
       O.Compare = Value(I);
     } else if (A == "--tolerance") {
@@ -402,19 +422,32 @@ void readSpecFile(Options &O) {
     for (size_t I = 0; I < Root["groups"].size(); ++I) {
       std::string P = "groups[" + std::to_string(I) + "]";
       const json &GJ = Root["groups"][I];
-      Keys(GJ, P, {"name", "kernels", "modes"});
+      Keys(GJ, P, {"name", "kernels", "modes", "also"});
       Group G;
+      auto Label = [&](const json &V, const std::string &Path) {
+        std::string L = Str(V, Path);
+        auto It = ByLabel.find(L);
+        if (It == ByLabel.end())
+          Fail(Path, "no kernel labelled '" + L + "'");
+        return It->second;
+      };
       if (!GJ.contains("kernels") || !GJ["kernels"].is_array() ||
           GJ["kernels"].empty())
         Fail(P + ".kernels", "expected a non-empty array of kernel labels");
-      for (size_t J = 0; J < GJ["kernels"].size(); ++J) {
-        std::string L =
-            Str(GJ["kernels"][J], P + ".kernels[" + std::to_string(J) + "]");
-        auto It = ByLabel.find(L);
-        if (It == ByLabel.end())
-          Fail(P + ".kernels[" + std::to_string(J) + "]",
-               "no kernel labelled '" + L + "'");
-        G.Members.push_back(It->second);
+      for (size_t J = 0; J < GJ["kernels"].size(); ++J)
+        G.Members.push_back(
+            Label(GJ["kernels"][J], P + ".kernels[" + std::to_string(J) + "]"));
+      if (GJ.contains("also")) {
+        if (!GJ["also"].is_array())
+          Fail(P + ".also", "expected an array of kernel labels");
+        for (size_t J = 0; J < GJ["also"].size(); ++J) {
+          std::string AP = P + ".also[" + std::to_string(J) + "]";
+          size_t K = Label(GJ["also"][J], AP);
+          if (std::find(G.Also.begin(), G.Also.end(), K) != G.Also.end())
+            Fail(AP, "'" + GJ["also"][J].get<std::string>() +
+                         "' is already listed");
+          G.Also.push_back(K);
+        }
       }
       G.Name = GJ.contains("name") ? Str(GJ["name"], P + ".name") : "";
       if (GJ.contains("modes")) {
@@ -429,9 +462,12 @@ void readSpecFile(Options &O) {
             G.Serial = true;
           else if (M == "concurrent")
             G.Concurrent = true;
+          else if (M == "graph")
+            G.Graph = true;
           else
             Fail(P + ".modes[" + std::to_string(J) + "]",
-                 "expected \"alone\", \"serial\" or \"concurrent\"");
+                 "expected \"alone\", \"serial\", \"concurrent\" or "
+                 "\"graph\"");
         }
       } else {
         G.Serial = G.Concurrent = true;
@@ -677,7 +713,8 @@ int main(int Argc, char **Argv) {
     if (G.Name.empty())
       for (size_t M : G.Members)
         G.Name += (G.Name.empty() ? "" : "+") + O.Specs[M].Label;
-  if (O.SpecFile.empty() && O.Specs.size() > 1 && (O.Serial || O.Concurrent)) {
+  bool AnyMode = O.Serial || O.Concurrent || O.Graph;
+  if (O.SpecFile.empty() && O.Specs.size() > 1 && AnyMode) {
     Group G;
     for (size_t I = 0; I < O.Specs.size(); ++I) {
       G.Members.push_back(I);
@@ -685,9 +722,10 @@ int main(int Argc, char **Argv) {
     }
     G.Serial = O.Serial;
     G.Concurrent = O.Concurrent;
+    G.Graph = O.Graph;
     O.Groups.push_back(G);
-  } else if (O.Specs.size() == 1 && (O.Serial || O.Concurrent)) {
-    fatal("--serial and --concurrent need several kernel specs");
+  } else if (O.Specs.size() == 1 && AnyMode) {
+    fatal("--serial, --concurrent and --graph need several kernel specs");
   }
 
   // Host-side initial contents (random numbers, files) before the GPU. The
@@ -932,6 +970,14 @@ int main(int Argc, char **Argv) {
         Entries.push_back({Items, GroupMode::Concurrent});
         Names.push_back("concurrent");
       }
+      if (G.Graph) {
+        Entries.push_back({Items, GroupMode::Graph});
+        Names.push_back("graph");
+      }
+      for (size_t M : G.Also) {
+        Entries.push_back({{Item(M)}, GroupMode::Serial});
+        Names.push_back("also " + O.Specs[M].Label);
+      }
       if (Entries.empty())
         continue;
       std::vector<Stats> All =
@@ -944,6 +990,8 @@ int main(int Argc, char **Argv) {
                     formatStats(All[E]).c_str());
         if (Names[E].rfind("alone ", 0) == 0)
           GJ["alone"][Names[E].substr(6)] = statsJson(All[E]);
+        else if (Names[E].rfind("also ", 0) == 0)
+          GJ["also"][Names[E].substr(5)] = statsJson(All[E]);
         else
           GJ[Names[E]] = statsJson(All[E]);
       }

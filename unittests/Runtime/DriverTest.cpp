@@ -21,6 +21,8 @@ const std::string FakeNoDevice =
     std::string(FAKE_CUDA_DIR) + "/libfakecuda_nodevice.so";
 const std::string FakePartial =
     std::string(FAKE_CUDA_DIR) + "/libfakecuda_partial.so";
+const std::string FakeEmulated =
+    std::string(FAKE_CUDA_DIR) + "/libfakecuda_emulated.so";
 
 TEST(CudaDriver, MissingLibraryIsAClearError) {
   Expected<std::unique_ptr<CudaDriver>> D =
@@ -84,7 +86,22 @@ TEST(CudaDriver, ErrorsNameTheCallAndTheDriverError) {
             "cuLaunchKernel failed: CUDA error 12345");
   // The loader falls back to cuEventElapsedTime when _v2 is missing.
   EXPECT_NE((*D)->api().cuEventElapsedTime_v2, nullptr);
+  // Optional entry points may be missing.
   EXPECT_EQ((*D)->api().cuFuncGetParamInfo, nullptr);
+  EXPECT_EQ((*D)->api().cuGraphCreate, nullptr);
+  EXPECT_EQ((*D)->api().cuGraphInstantiateWithFlags, nullptr);
+}
+
+TEST(CudaDriver, GraphEntryPointsAreLoaded) {
+  Expected<std::unique_ptr<CudaDriver>> D = CudaDriver::load(FakeEmulated);
+  ASSERT_TRUE(D) << D.status().message();
+  const CudaDriverAPI &A = (*D)->api();
+  EXPECT_NE(A.cuGraphCreate, nullptr);
+  EXPECT_NE(A.cuGraphAddKernelNode_v2, nullptr);
+  EXPECT_NE(A.cuGraphInstantiateWithFlags, nullptr);
+  EXPECT_NE(A.cuGraphLaunch, nullptr);
+  EXPECT_NE(A.cuGraphExecDestroy, nullptr);
+  EXPECT_NE(A.cuGraphDestroy, nullptr);
 }
 
 TEST(CudaDriver, NoDeviceIsAClearError) {

@@ -2,17 +2,23 @@
 //
 // Lets the tests exercise the driver loader, Context::create and gpu-run on
 // machines without a GPU. Built three times: FAKE_CUDA_NODEVICE exports
-// every entry point the runtime needs and reports zero devices (cuInit
+// every entry point the runtime requires, none of the optional ones
+// (cuFuncGetParamInfo, the graph API), and reports zero devices (cuInit
 // returns $FAKE_CUDA_INIT_RESULT when set); FAKE_CUDA_PARTIAL exports only a
 // few, as a too-old driver would; FAKE_CUDA_EMULATED has one device whose
 // memory is host memory and whose "kernels" are C functions chosen by name
-// (fake_copy, fake_half, fake_noop; see emulate()), so that gpu-run's whole
-// flow runs in lit tests.
+// (fake_copy, fake_half, fake_add, fake_noop; see decode()), so that
+// gpu-run's whole flow runs in lit tests. Its CUDA graphs record their
+// kernel nodes (with copies of the arguments, as the driver's do) and run
+// them on every cuGraphLaunch. With $FAKE_CUDA_LOG set, it appends a line
+// per kernel run and graph call to that file, for tests to count.
 //
 //===----------------------------------------------------------------------===*/
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -212,29 +218,172 @@ CUresult cuFuncSetAttribute(void *F, int Attr, int V) {
   (void)Attr;
   return V > 232448 ? 1 : 0;
 }
-/* (src, dst, n): fake_copy copies n bytes, fake_half the first n / 2; any
-   other kernel does nothing. */
-static void emulate(const char *Name, void **Params) {
-  if (strcmp(Name, "fake_copy") != 0 && strcmp(Name, "fake_half") != 0)
+/* One kernel run, with its arguments decoded (and so copied) when it is
+   enqueued. Kernels take (src, dst, n): fake_copy copies n bytes, fake_half
+   the first n / 2, fake_add adds n bytes of src to dst (mod 256); any other
+   kernel does nothing. */
+typedef struct {
+  char Name[64];
+  int Kind; /* 0: nothing, 1: copy, 2: half, 3: add */
+  CUdeviceptr Src, Dst;
+  unsigned N;
+} FakeLaunch;
+
+static void logLine(const char *Format, ...) {
+  const char *Path = getenv("FAKE_CUDA_LOG");
+  if (!Path || !*Path)
     return;
-  CUdeviceptr Src = *(CUdeviceptr *)Params[0];
-  CUdeviceptr Dst = *(CUdeviceptr *)Params[1];
-  unsigned N = *(unsigned *)Params[2];
-  if (strcmp(Name, "fake_half") == 0)
-    N /= 2;
-  memcpy((void *)(uintptr_t)Dst, (const void *)(uintptr_t)Src, N);
+  FILE *F = fopen(Path, "a");
+  if (!F)
+    return;
+  va_list Args;
+  va_start(Args, Format);
+  vfprintf(F, Format, Args);
+  va_end(Args);
+  fputc('\n', F);
+  fclose(F);
 }
+
+static void decode(const char *Name, void **Params, FakeLaunch *L) {
+  memset(L, 0, sizeof(*L));
+  strncpy(L->Name, Name, sizeof(L->Name) - 1);
+  if (strcmp(Name, "fake_copy") == 0)
+    L->Kind = 1;
+  else if (strcmp(Name, "fake_half") == 0)
+    L->Kind = 2;
+  else if (strcmp(Name, "fake_add") == 0)
+    L->Kind = 3;
+  if (L->Kind == 0)
+    return;
+  L->Src = *(CUdeviceptr *)Params[0];
+  L->Dst = *(CUdeviceptr *)Params[1];
+  L->N = *(unsigned *)Params[2];
+}
+
+static void run(const FakeLaunch *L) {
+  unsigned char *Dst = (unsigned char *)(uintptr_t)L->Dst;
+  const unsigned char *Src = (const unsigned char *)(uintptr_t)L->Src;
+  unsigned I;
+  switch (L->Kind) {
+  case 1:
+    memcpy(Dst, Src, L->N);
+    break;
+  case 2:
+    memcpy(Dst, Src, L->N / 2);
+    break;
+  case 3:
+    for (I = 0; I < L->N; ++I)
+      Dst[I] = (unsigned char)(Dst[I] + Src[I]);
+    break;
+  default:
+    break;
+  }
+}
+
+static int validShape(unsigned BX, unsigned BY, unsigned BZ, unsigned Smem) {
+  return (unsigned long long)BX * BY * BZ <= 1024 && Smem <= 232448;
+}
+
 CUresult cuLaunchKernel(void *F, unsigned GX, unsigned GY, unsigned GZ,
                         unsigned BX, unsigned BY, unsigned BZ, unsigned Smem,
                         void *Stream, void **Params, void **Extra) {
+  FakeLaunch L;
   (void)GX;
   (void)GY;
   (void)GZ;
   (void)Stream;
   (void)Extra;
-  if ((unsigned long long)BX * BY * BZ > 1024 || Smem > 232448)
+  if (!validShape(BX, BY, BZ, Smem))
     return 1; /* CUDA_ERROR_INVALID_VALUE */
-  emulate((const char *)F, Params);
+  decode((const char *)F, Params, &L);
+  logLine("launch %s", L.Name);
+  run(&L);
+  return 0;
+}
+
+/* A graph, and an executable graph, is its list of kernel nodes. */
+typedef struct {
+  size_t Count;
+  FakeLaunch *Nodes;
+} FakeGraph;
+
+/* CUDA_KERNEL_NODE_PARAMS_v2. */
+typedef struct {
+  void *Func;
+  unsigned GX, GY, GZ, BX, BY, BZ, Smem;
+  void **Params;
+  void **Extra;
+  void *Kern;
+  void *Ctx;
+} FakeKernelNodeParams;
+
+CUresult cuGraphCreate(void **G, unsigned Flags) {
+  if (Flags != 0)
+    return 1;
+  *G = calloc(1, sizeof(FakeGraph));
+  return *G ? 0 : 2;
+}
+CUresult cuGraphAddKernelNode_v2(void **Node, void *Graph, void **Deps,
+                                 size_t NumDeps,
+                                 const FakeKernelNodeParams *P) {
+  FakeGraph *G = (FakeGraph *)Graph;
+  FakeLaunch *Nodes;
+  if ((NumDeps && !Deps) || !P->Func || P->Kern || P->Extra)
+    return 1;
+  if (!validShape(P->BX, P->BY, P->BZ, P->Smem))
+    return 1;
+  Nodes = realloc(G->Nodes, (G->Count + 1) * sizeof(FakeLaunch));
+  if (!Nodes)
+    return 2;
+  G->Nodes = Nodes;
+  decode((const char *)P->Func, P->Params, &G->Nodes[G->Count]);
+  logLine("graph-node %s", G->Nodes[G->Count].Name);
+  ++G->Count;
+  *Node = (void *)(uintptr_t)G->Count; /* Nodes move; a handle is an index. */
+  return 0;
+}
+CUresult cuGraphInstantiateWithFlags(void **Exec, void *Graph,
+                                     unsigned long long Flags) {
+  const FakeGraph *G = (const FakeGraph *)Graph;
+  FakeGraph *E;
+  if (Flags != 0)
+    return 1;
+  E = calloc(1, sizeof(FakeGraph));
+  if (!E)
+    return 2;
+  E->Count = G->Count;
+  E->Nodes = malloc((G->Count ? G->Count : 1) * sizeof(FakeLaunch));
+  if (!E->Nodes) {
+    free(E);
+    return 2;
+  }
+  memcpy(E->Nodes, G->Nodes, G->Count * sizeof(FakeLaunch));
+  logLine("graph-instantiate %zu nodes", E->Count);
+  *Exec = E;
+  return 0;
+}
+CUresult cuGraphLaunch(void *Exec, void *Stream) {
+  const FakeGraph *E = (const FakeGraph *)Exec;
+  size_t I;
+  (void)Stream;
+  logLine("graph-launch");
+  for (I = 0; I < E->Count; ++I) {
+    logLine("graph-run %s", E->Nodes[I].Name);
+    run(&E->Nodes[I]);
+  }
+  return 0;
+}
+static void freeGraph(FakeGraph *G) {
+  if (G)
+    free(G->Nodes);
+  free(G);
+}
+CUresult cuGraphExecDestroy(void *Exec) {
+  freeGraph((FakeGraph *)Exec);
+  return 0;
+}
+CUresult cuGraphDestroy(void *Graph) {
+  freeGraph((FakeGraph *)Graph);
   return 0;
 }
 static int Object;

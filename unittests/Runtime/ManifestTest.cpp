@@ -36,6 +36,7 @@ Manifest fullManifest() {
   K.Launch.MaxThreads = Dim3{512, 1, 1};
   K.Resources.Registers = 64;
   K.Resources.StaticSmem = 3072;
+  K.Strategy = FusionStrategy::Thread;
   FusedPart A;
   A.Kernel = "im2col_kernel";
   A.Module = "im2col.ptx";
@@ -69,6 +70,29 @@ Manifest fullManifest() {
   Plain.Name = "plain";
   Plain.Params = {{"n", "u32", 4, 4, 0, ParamKind::Scalar, "", 0}};
   M.Kernels.push_back(Plain);
+
+  // Interleaved: each fused block runs one part whole, so the parts' thread
+  // ranges overlap; part 0 gets 3 of every 4 blocks.
+  KernelInfo I;
+  I.Name = "fused_interleaved";
+  I.Params = {{"x", "u64", 8, 8, 0, ParamKind::Pointer, "global", 0},
+              {"y", "u64", 8, 8, 8, ParamKind::Pointer, "global", 0}};
+  I.Launch.Block = Dim3{256, 1, 1};
+  I.Launch.DynamicSmem = 0;
+  I.Strategy = FusionStrategy::Interleave;
+  FusedPart X;
+  X.Kernel = "x";
+  X.ThreadsHi = 256;
+  X.Ratio = 3;
+  X.ArgMap = {0};
+  FusedPart Y;
+  Y.Kernel = "y";
+  Y.ThreadsHi = 128;
+  Y.Ratio = 1;
+  Y.Block = Dim3{128, 1, 1};
+  Y.ArgMap = {1};
+  I.FusedFrom = {X, Y};
+  M.Kernels.push_back(I);
   return M;
 }
 
@@ -81,8 +105,14 @@ TEST(Manifest, RoundTrip) {
   EXPECT_TRUE(*Back == M);
   EXPECT_EQ(writeManifest(*Back), Text);
   // Fields the writer must not drop.
-  EXPECT_NE(Text.find("\"manifest_version\": 1"), std::string::npos);
+  EXPECT_NE(Text.find("\"manifest_version\": 2"), std::string::npos);
   EXPECT_NE(Text.find("\"grid\": \"runtime\""), std::string::npos);
+  EXPECT_NE(Text.find("\"fusion_strategy\": \"thread\""), std::string::npos);
+  EXPECT_NE(Text.find("\"fusion_strategy\": \"interleave\""),
+            std::string::npos);
+  EXPECT_NE(Text.find("\"ratio\": 3"), std::string::npos);
+  // Kernels without fused_from have no strategy.
+  EXPECT_FALSE(Back->Kernels[1].Strategy.has_value());
 }
 
 TEST(Manifest, RoundTripThroughAFile) {
@@ -114,6 +144,36 @@ TEST(Manifest, ChangesAreDetected) {
   N = M;
   N.Kernels[0].Launch.Grid = Dim3{1, 1, 1};
   EXPECT_FALSE(N == M);
+  N = M;
+  N.Kernels[2].Strategy = FusionStrategy::Dynamic;
+  EXPECT_FALSE(N == M);
+  N = M;
+  N.Kernels[2].FusedFrom[1].Ratio = std::nullopt;
+  EXPECT_FALSE(N == M);
+}
+
+TEST(Manifest, ValidateTheFusionStrategy) {
+  Manifest M = fullManifest();
+  ASSERT_TRUE(validateManifest(M).ok());
+  // A strategy exactly when there are parts.
+  M.Kernels[0].Strategy = std::nullopt;
+  EXPECT_EQ(validateManifest(M).message(),
+            "kernels[0].fusion_strategy: missing (required when fused_from is "
+            "not empty)");
+  M = fullManifest();
+  M.Kernels[1].Strategy = FusionStrategy::Interleave;
+  EXPECT_EQ(validateManifest(M).message(),
+            "kernels[1].fusion_strategy: \"interleave\" without fused_from");
+  // Overlapping ranges are for interleave and dynamic only.
+  M = fullManifest();
+  M.Kernels[2].Strategy = FusionStrategy::Dynamic;
+  EXPECT_TRUE(validateManifest(M).ok()) << validateManifest(M).message();
+  M.Kernels[2].Strategy = FusionStrategy::Thread;
+  M.Kernels[2].FusedFrom[0].Ratio = std::nullopt;
+  M.Kernels[2].FusedFrom[1].Ratio = std::nullopt;
+  EXPECT_EQ(validateManifest(M).message(),
+            "kernels[2].fused_from[1].threads: overlaps the threads of "
+            "fused_from[0]");
 }
 
 TEST(Manifest, ProbeBufferBytes) {
@@ -134,7 +194,7 @@ TEST(Manifest, ProbeBufferBytes) {
 
 /// A valid manifest as text, to be broken in one place per case.
 const char *const Valid = R"({
-  "manifest_version": 1,
+  "manifest_version": 2,
   "module": {"path": "k.ptx", "format": "ptx", "target": "sm_90a"},
   "kernels": [{
     "name": "k",
@@ -145,6 +205,7 @@ const char *const Valid = R"({
       {"name": "p", "type": "u64", "size": 8, "align": 8, "offset": 16, "kind": "pointer"}
     ],
     "launch": {"block": [256], "grid": "runtime", "dynamic_smem": 0},
+    "fusion_strategy": "thread",
     "fused_from": [
       {"kernel": "x", "threads": [0, 128], "arg_map": [0, 1]},
       {"kernel": "y", "threads": [128, 256], "arg_map": [2]}
@@ -152,6 +213,43 @@ const char *const Valid = R"({
     "probes": [
       {"name": "t", "param": 3, "level": "thread", "capacity": 1,
        "record_bytes": 8, "fields": [{"name": "c", "type": "u64", "offset": 0}]}
+    ]
+  }]
+})";
+
+/// Version 1: no fusion_strategy, which means "thread".
+const char *const ValidV1 = R"({
+  "manifest_version": 1,
+  "module": {"path": "k.ptx", "format": "ptx"},
+  "kernels": [{
+    "name": "k",
+    "params": [
+      {"name": "a", "type": "u64", "size": 8, "align": 8, "offset": 0, "kind": "pointer"},
+      {"name": "b", "type": "u64", "size": 8, "align": 8, "offset": 8, "kind": "pointer"}
+    ],
+    "launch": {"block": [256], "grid": "runtime", "dynamic_smem": 0},
+    "fused_from": [
+      {"kernel": "x", "threads": [0, 128], "arg_map": [0]},
+      {"kernel": "y", "threads": [128, 256], "arg_map": [1]}
+    ]
+  }]
+})";
+
+/// Interleaved parts: each runs from thread 0, so their ranges overlap.
+const char *const ValidInterleave = R"({
+  "manifest_version": 2,
+  "module": {"path": "k.ptx", "format": "ptx"},
+  "kernels": [{
+    "name": "k",
+    "params": [
+      {"name": "a", "type": "u64", "size": 8, "align": 8, "offset": 0, "kind": "pointer"},
+      {"name": "b", "type": "u64", "size": 8, "align": 8, "offset": 8, "kind": "pointer"}
+    ],
+    "launch": {"block": [256], "grid": "runtime", "dynamic_smem": 0},
+    "fusion_strategy": "interleave",
+    "fused_from": [
+      {"kernel": "x", "threads": [0, 256], "ratio": 3, "arg_map": [0]},
+      {"kernel": "y", "threads": [0, 128], "ratio": 1, "block": [128], "arg_map": [1]}
     ]
   }]
 })";
@@ -178,19 +276,67 @@ TEST(Manifest, ValidTextParses) {
   EXPECT_EQ(K.Probes[0].Level, ProbeLevel::Thread);
   EXPECT_EQ(M->findKernel("k"), &M->Kernels[0]);
   EXPECT_EQ(M->findKernel("nope"), nullptr);
+  EXPECT_EQ(K.Strategy, FusionStrategy::Thread);
+}
+
+TEST(Manifest, Version1ReadsAsThreadStrategy) {
+  Expected<Manifest> M = parseManifest(ValidV1, "v1.json");
+  ASSERT_TRUE(M) << M.status().message();
+  EXPECT_EQ(M->Kernels[0].Strategy, FusionStrategy::Thread);
+  EXPECT_FALSE(M->Kernels[0].FusedFrom[0].Ratio.has_value());
+  // Written back as version 2, with the strategy spelled out.
+  std::string Text = writeManifest(*M);
+  EXPECT_NE(Text.find("\"manifest_version\": 2"), std::string::npos);
+  EXPECT_NE(Text.find("\"fusion_strategy\": \"thread\""), std::string::npos);
+  Expected<Manifest> Back = parseManifest(Text, "v2.json");
+  ASSERT_TRUE(Back) << Back.status().message();
+  EXPECT_TRUE(*Back == *M);
+  // Without fused_from, no strategy.
+  M = parseManifest(R"({"manifest_version": 1,
+                        "module": {"path": "k.ptx", "format": "ptx"},
+                        "kernels": [{"name": "p", "params": []}]})",
+                    "plain.json");
+  ASSERT_TRUE(M) << M.status().message();
+  EXPECT_FALSE(M->Kernels[0].Strategy.has_value());
+}
+
+TEST(Manifest, InterleavedAndDynamicPartsOverlap) {
+  Expected<Manifest> M = parseManifest(ValidInterleave, "i.json");
+  ASSERT_TRUE(M) << M.status().message();
+  const KernelInfo &K = M->Kernels[0];
+  EXPECT_EQ(K.Strategy, FusionStrategy::Interleave);
+  EXPECT_EQ(K.FusedFrom[0].ThreadsHi, 256u);
+  EXPECT_EQ(K.FusedFrom[0].Ratio, 3u);
+  EXPECT_EQ(K.FusedFrom[1].Ratio, 1u);
+  Expected<Manifest> Back = parseManifest(writeManifest(*M), "i2.json");
+  ASSERT_TRUE(Back) << Back.status().message();
+  EXPECT_TRUE(*Back == *M);
+
+  M = parseManifest(
+      replaceOnce(ValidInterleave, R"("interleave")", R"("dynamic")"),
+      "d.json");
+  ASSERT_TRUE(M) << M.status().message();
+  EXPECT_EQ(M->Kernels[0].Strategy, FusionStrategy::Dynamic);
+  // The ratio is optional.
+  M = parseManifest(replaceOnce(ValidInterleave, R"("ratio": 3, )", ""),
+                    "r.json");
+  ASSERT_TRUE(M) << M.status().message();
+  EXPECT_FALSE(M->Kernels[0].FusedFrom[0].Ratio.has_value());
 }
 
 struct Malformed {
   const char *From;
   const char *To;
   const char *Error;
+  /// The valid text to break.
+  const char *Base = Valid;
 };
 
 class MalformedManifest : public ::testing::TestWithParam<Malformed> {};
 
 TEST_P(MalformedManifest, NamesTheJSONPath) {
   const Malformed &C = GetParam();
-  std::string Text = replaceOnce(Valid, C.From, C.To);
+  std::string Text = replaceOnce(C.Base, C.From, C.To);
   Expected<Manifest> M = parseManifest(Text, "bad.json");
   ASSERT_FALSE(M) << "accepted:\n" << Text;
   EXPECT_EQ(M.status().message(), std::string("bad.json: ") + C.Error);
@@ -207,16 +353,20 @@ INSTANTIATE_TEST_SUITE_P(
                   R"("size": -4, "align": 4, "offset": 12)",
                   "kernels[0].params[2].size: expected an unsigned integer, "
                   "got a negative integer"},
-        Malformed{R"("manifest_version": 1)", R"("manifest_version": 2)",
-                  "manifest_version: unsupported version 2 (this runtime "
-                  "reads version 1)"},
-        Malformed{R"("manifest_version": 1,)", "", "manifest_version: missing"},
+        Malformed{R"("manifest_version": 2)", R"("manifest_version": 3)",
+                  "manifest_version: unsupported version 3 (this runtime "
+                  "reads versions 1 and 2)"},
+        Malformed{R"("manifest_version": 2)", R"("manifest_version": 0)",
+                  "manifest_version: unsupported version 0 (this runtime "
+                  "reads versions 1 and 2)"},
+        Malformed{R"("manifest_version": 2,)", "", "manifest_version: missing"},
         Malformed{R"("format": "ptx")", R"("format": "sass")",
                   "module.format: expected \"ptx\" or \"cubin\", got "
                   "\"sass\""},
         Malformed{R"("name": "k",)", R"("name": "k", "lanuch": {},)",
                   "kernels[0].lanuch: unknown key (expected one of: name, "
-                  "params, launch, resources, fused_from, probes)"},
+                  "params, launch, resources, fusion_strategy, fused_from, "
+                  "probes)"},
         Malformed{R"({"name": "n", "type": "u32")", R"({"type": "u32")",
                   "kernels[0].params[1].name: missing"},
         Malformed{R"("type": "f32")", R"("type": ".f32")",
@@ -269,6 +419,73 @@ INSTANTIATE_TEST_SUITE_P(
         Malformed{R"("record_bytes": 8)", R"("record_bytes": 4)",
                   "kernels[0].probes[0].fields[0].offset: field ends at byte "
                   "8, past record_bytes 4"}));
+
+// Version 2's fusion strategies and ratios, and what version 1 lacks.
+INSTANTIATE_TEST_SUITE_P(
+    Fusion, MalformedManifest,
+    ::testing::Values(
+        Malformed{R"("fusion_strategy": "thread",)", "",
+                  "kernels[0].fusion_strategy: missing (required when "
+                  "fused_from is not empty)"},
+        Malformed{R"("fusion_strategy": "thread")",
+                  R"("fusion_strategy": "warp")",
+                  "kernels[0].fusion_strategy: expected \"thread\", "
+                  "\"interleave\" or \"dynamic\", got \"warp\""},
+        Malformed{R"("fusion_strategy": "thread")", R"("fusion_strategy": 1)",
+                  "kernels[0].fusion_strategy: expected a string, got an "
+                  "unsigned integer"},
+        Malformed{R"("threads": [128, 256])",
+                  R"("threads": [128, 256], "ratio": 2)",
+                  "kernels[0].fused_from[1].ratio: only the \"interleave\" "
+                  "and \"dynamic\" strategies take a ratio (this kernel's is "
+                  "\"thread\")"},
+        Malformed{R"("kernel": "x",)", R"("kernel": "x", "ratoi": 1,)",
+                  "kernels[0].fused_from[0].ratoi: unknown key (expected one "
+                  "of: kernel, module, threads, ratio, block, grid, "
+                  "dynamic_smem_offset, dynamic_smem, arg_map)"},
+        Malformed{R"("ratio": 1)", R"("ratio": 0)",
+                  "kernels[0].fused_from[1].ratio: expected a positive "
+                  "integer, got 0",
+                  ValidInterleave},
+        Malformed{R"("ratio": 1)", R"("ratio": "1")",
+                  "kernels[0].fused_from[1].ratio: expected an unsigned "
+                  "integer, got string",
+                  ValidInterleave},
+        Malformed{R"("threads": [0, 128])", R"("threads": [128, 256])",
+                  "kernels[0].fused_from[1].threads[0]: expected 0, got 128 "
+                  "(under \"interleave\" a fused block runs one part whole, "
+                  "from thread 0)",
+                  ValidInterleave},
+        Malformed{R"("threads": [0, 256])", R"("threads": [0, 512])",
+                  "kernels[0].fused_from[0].threads[1]: 512 is past the fused "
+                  "block's 256 threads",
+                  ValidInterleave},
+        Malformed{R"("threads": [0, 128])", R"("threads": [0, 0])",
+                  "kernels[0].fused_from[1].threads: expected lo < hi, got "
+                  "[0, 0)",
+                  ValidInterleave},
+        Malformed{R"("block": [128])", R"("block": [64])",
+                  "kernels[0].fused_from[1].block: 64,1,1 does not have hi - "
+                  "lo = 128 threads",
+                  ValidInterleave},
+        Malformed{R"("fused_from": [)",
+                  R"("fusion_strategy": "thread", "fused_from": [)",
+                  "kernels[0].fusion_strategy: new in manifest_version 2 (this "
+                  "manifest is version 1)",
+                  ValidV1},
+        Malformed{R"("threads": [128, 256])",
+                  R"("threads": [128, 256], "ratio": 1)",
+                  "kernels[0].fused_from[1].ratio: new in manifest_version 2 "
+                  "(this manifest is version 1)",
+                  ValidV1},
+        Malformed{R"("name": "k",)", R"("name": "k", "lanuch": {},)",
+                  "kernels[0].lanuch: unknown key (expected one of: name, "
+                  "params, launch, resources, fused_from, probes)",
+                  ValidV1},
+        Malformed{R"("threads": [128, 256])", R"("threads": [96, 256])",
+                  "kernels[0].fused_from[1].threads: overlaps the threads of "
+                  "fused_from[0]",
+                  ValidV1}));
 
 TEST(Manifest, SyntaxErrorsSayWhere) {
   Expected<Manifest> M =

@@ -29,6 +29,10 @@ using CUmodule = struct CUmod_st *;
 using CUfunction = struct CUfunc_st *;
 using CUstream = struct CUstream_st *;
 using CUevent = struct CUevent_st *;
+using CUgraph = struct CUgraph_st *;
+using CUgraphNode = struct CUgraphNode_st *;
+using CUgraphExec = struct CUgraphExec_st *;
+using CUkernel = struct CUkern_st *;
 using CUjit_option = int;
 
 // The enumerators of cuda.h that the runtime uses.
@@ -53,6 +57,22 @@ enum : int {
   CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6,
   CU_STREAM_NON_BLOCKING = 1,
   CU_EVENT_DEFAULT = 0,
+};
+
+/// CUDA_KERNEL_NODE_PARAMS_v2 of cuda.h (CUDA 12.0+), which
+/// cuGraphAddKernelNode_v2 takes. Its first fields are the _v1 struct, which
+/// the unversioned cuGraphAddKernelNode of older drivers reads.
+struct CudaKernelNodeParams {
+  CUfunction func;
+  unsigned gridDimX, gridDimY, gridDimZ;
+  unsigned blockDimX, blockDimY, blockDimZ;
+  unsigned sharedMemBytes;
+  void **kernelParams;
+  void **extra;
+  /// Unused: func is always set.
+  CUkernel kern;
+  /// Unused: null means the current context.
+  CUcontext ctx;
 };
 
 /// The driver entry points, resolved with dlsym. Members are named after the
@@ -99,6 +119,17 @@ struct CudaDriverAPI {
   /// Optional (CUDA 12.4+): parameter layout of a loaded function; null when
   /// the driver lacks it.
   CUresult (*cuFuncGetParamInfo)(CUfunction, size_t, size_t *, size_t *);
+  /// Optional (CUDA 11.4+): CUDA graphs, which only gpu-run's graph mode
+  /// needs (KernelGraph in Device.h); null when the driver lacks them.
+  CUresult (*cuGraphCreate)(CUgraph *, unsigned);
+  CUresult (*cuGraphAddKernelNode_v2)(CUgraphNode *, CUgraph,
+                                      const CUgraphNode *, size_t,
+                                      const CudaKernelNodeParams *);
+  CUresult (*cuGraphInstantiateWithFlags)(CUgraphExec *, CUgraph,
+                                          unsigned long long);
+  CUresult (*cuGraphLaunch)(CUgraphExec, CUstream);
+  CUresult (*cuGraphExecDestroy)(CUgraphExec);
+  CUresult (*cuGraphDestroy)(CUgraph);
 };
 
 /// The loaded driver library. One per process is enough; see

@@ -180,6 +180,37 @@ Status prepareDynamicSmem(const Context &C, const Function &F, uint64_t Bytes);
 Status launch(const Context &C, const Function &F, const LaunchConfig &L,
               ArgPack &Args, CUstream Stream = nullptr);
 
+/// One launch of a group: a kernel, its shape and its arguments.
+struct LaunchItem {
+  const Function *Fn = nullptr;
+  LaunchConfig Config;
+  ArgPack *Args = nullptr;
+};
+
+/// A CUDA graph of one kernel node per launch, without edges between them
+/// (so that the driver may run them concurrently), instantiated once. The
+/// nodes copy the argument values when the graph is built.
+class KernelGraph {
+public:
+  /// Builds and instantiates the graph; fails clearly when the driver lacks
+  /// the graph API (CUDA 11.4+).
+  static Expected<std::unique_ptr<KernelGraph>>
+  create(const Context &C, const std::vector<LaunchItem> &Items);
+  ~KernelGraph();
+  KernelGraph(const KernelGraph &) = delete;
+  KernelGraph &operator=(const KernelGraph &) = delete;
+
+  /// Enqueues one launch of the whole graph on Stream (cuGraphLaunch).
+  Status launch(CUstream Stream) const;
+  size_t size() const { return Nodes; }
+
+private:
+  KernelGraph() = default;
+  const Context *Ctx = nullptr;
+  CUgraphExec Exec = nullptr;
+  size_t Nodes = 0;
+};
+
 } // namespace gpuopt::runtime
 
 #endif // GPUOPT_RUNTIME_DEVICE_H

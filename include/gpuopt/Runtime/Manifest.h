@@ -77,14 +77,33 @@ struct ResourceInfo {
   bool operator==(const ResourceInfo &O) const;
 };
 
+/// How a horizontally fused kernel divides its blocks among the original
+/// kernels (manifest version 2: "fusion_strategy").
+enum class FusionStrategy {
+  /// Every fused block runs every part, each on its own thread range.
+  Thread,
+  /// Each fused block runs one part whole, chosen by the block index: each
+  /// dispatch period of sum(ratio) blocks gives part p ratio[p] of them.
+  Interleave,
+  /// Each fused block runs one part whole, chosen at run time in the
+  /// proportions of the ratios.
+  Dynamic,
+};
+const char *toString(FusionStrategy S);
+
 /// One original kernel of a horizontally fused kernel (reserved for the
 /// fusion passes; see docs/manifest.md).
 struct FusedPart {
   std::string Kernel;
   /// The module the kernel came from, when known.
   std::string Module;
-  /// The fused block's threads [ThreadsLo, ThreadsHi) run this kernel.
+  /// The fused block's threads [ThreadsLo, ThreadsHi) run this kernel. For
+  /// the interleave and dynamic strategies ThreadsLo is 0: a block runs one
+  /// part whole, so the parts' ranges overlap.
   uint64_t ThreadsLo = 0, ThreadsHi = 0;
+  /// Interleave and dynamic strategies: this part's share of each dispatch
+  /// period (positive); absent means 1.
+  std::optional<uint64_t> Ratio;
   /// The kernel's own block shape (its thread count is ThreadsHi - ThreadsLo).
   std::optional<Dim3> Block;
   /// The kernel's own grid; fused blocks past it skip this part.
@@ -133,6 +152,9 @@ struct KernelInfo {
   std::vector<ParamInfo> Params;
   LaunchInfo Launch;
   ResourceInfo Resources;
+  /// Present exactly when FusedFrom is not empty. A version 1 manifest,
+  /// which has no "fusion_strategy", reads as Thread.
+  std::optional<FusionStrategy> Strategy;
   std::vector<FusedPart> FusedFrom;
   std::vector<ProbeBuffer> Probes;
 
@@ -153,7 +175,10 @@ struct ModuleInfo {
 };
 
 struct Manifest {
-  static constexpr int CurrentVersion = 1;
+  /// The version writeManifest writes; readers accept OldestVersion to
+  /// CurrentVersion (docs/manifest.md, "Versioning").
+  static constexpr int CurrentVersion = 2;
+  static constexpr int OldestVersion = 1;
   ModuleInfo Module;
   std::vector<KernelInfo> Kernels;
 
@@ -171,7 +196,8 @@ Expected<Manifest> readManifest(const std::string &Path);
 /// Serialises a manifest as indented JSON (keys in schema order).
 std::string writeManifest(const Manifest &M);
 /// Checks what the JSON types cannot: layout (offsets aligned, in order, not
-/// overlapping), thread ranges, argument maps and probe parameters in range.
+/// overlapping), the fusion strategy and its thread ranges and ratios,
+/// argument maps and probe parameters in range.
 /// Errors name the JSON path of the offending value.
 Status validateManifest(const Manifest &M);
 

@@ -1,14 +1,14 @@
 //===- Timing.h - Timing launches with CUDA events --------------*- C++ -*-===//
 //
 // Baselines for fusion are a kernel alone, two kernels back to back on one
-// stream (serial), and two kernels on two streams (concurrent). All three
-// are timed the same way: events recorded on one stream around the group,
-// every repetition enqueued without host synchronisation in between so that
-// launch latency overlaps the previous repetition, warm-up repetitions first
-// and discarded, then the median of the rest. Modes that are compared with
-// each other are interleaved round by round (timeInterleaved): measured one
-// after the other, a GPU's clock drift under a long tensor-core load showed
-// up as a difference between the modes.
+// stream (serial), two kernels on two streams (concurrent), and two kernels
+// as independent nodes of one CUDA graph (graph). All are timed the same way:
+// events recorded on one stream around the group, every repetition enqueued
+// without host synchronisation in between so that launch latency overlaps the
+// previous repetition, warm-up repetitions first and discarded, then the median
+// of the rest. Modes that are compared with each other are interleaved round by
+// round (timeInterleaved): measured one after the other, a GPU's clock drift
+// under a long tensor-core load showed up as a difference between the modes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,18 +31,15 @@ struct Stats {
   static Stats of(std::vector<double> Samples);
 };
 
-/// One launch of a group.
-struct LaunchItem {
-  const Function *Fn = nullptr;
-  LaunchConfig Config;
-  ArgPack *Args = nullptr;
-};
-
 enum class GroupMode {
   /// Every item on the first stream, one after the other.
   Serial,
   /// Item i on stream i, all released by one event and joined by another.
   Concurrent,
+  /// The items as independent kernel nodes of one CUDA graph (KernelGraph),
+  /// built and instantiated once before the first round; each repetition
+  /// launches the executable graph on the first stream.
+  Graph,
 };
 
 /// A group of launches and how they run.
