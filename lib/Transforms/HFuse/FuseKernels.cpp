@@ -349,10 +349,10 @@ void KernelFuser::emitPartView(StatementBuilder &sb, PartContext &part,
   };
   if (needsThread) {
     sb.reg(".b32", "%__hf_local_tid");
+    // Special registers are only operands of mov and cvt.
+    sb.inst("mov.u32 %__hf_local_tid, %tid.x");
     if (part.lo)
-      sb.inst("sub.u32 %__hf_local_tid, %tid.x, " + Twine(part.lo));
-    else
-      sb.inst("mov.u32 %__hf_local_tid, %tid.x");
+      sb.inst("sub.u32 %__hf_local_tid, %__hf_local_tid, " + Twine(part.lo));
     split("%__hf_local_tid", "tid", block);
   }
   if (needsBlock) {

@@ -6,8 +6,9 @@
 //  - kernel i alone has occupancy occ_i and time t_i (measured, or its
 //    number of waves when no profile is given);
 //  - in the fused kernel it keeps x_i = (its resident threads per SM) /
-//    (its resident threads alone); its throughput scales as sqrt(x_i) below
-//    1 (fewer warps hide less latency), so it takes t_i / sqrt(min(x_i, 1));
+//    (its resident threads alone); it keeps its speed down to x_i = 1/2
+//    (most kernels saturate there) and below that slows as fewer warps hide
+//    less latency: t_i / sqrt(min(2 x_i, 1));
 //  - the parts overlap by their kinds: a memory-bound kernel with a
 //    compute-bound or tensor-core one overlaps almost fully, two of a kind
 //    hardly: T = max_i t'_i + gamma * (sum_i t'_i - max_i t'_i);
@@ -304,7 +305,9 @@ hfuse::evaluateCandidates(ModuleOp root, const FusionPlan &base,
               : double(candidate.occupancy) * part.ratio / period;
       double share = residentBlocks * part.getThreads() /
                      (double(aloneOccupancy[i]) * original.getThreads());
-      double time = aloneTime[i] / std::sqrt(std::min(share, 1.0));
+      // A kernel keeps its speed down to half its warps alone (most are
+      // saturated there), then slows with the square root of its share.
+      double time = aloneTime[i] / std::sqrt(std::min(share / 0.5, 1.0));
       longest = std::max(longest, time);
       sum += time;
       os << (i ? ", " : "") << llvm::formatv("{0:f2}", std::min(share, 1.0));
