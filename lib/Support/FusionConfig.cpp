@@ -145,6 +145,19 @@ static bool isPlainScalar(const YAML::Node &node) {
   return node.IsScalar() && node.Tag() != "!";
 }
 
+/// PTX's identifier syntax: [a-zA-Z][a-zA-Z0-9_$]* or [_$%][a-zA-Z0-9_$]+.
+static bool isPTXIdentifier(StringRef name) {
+  auto isFollow = [](char c) {
+    return llvm::isAlnum(c) || c == '_' || c == '$';
+  };
+  if (name.empty() || !llvm::all_of(name.drop_front(), isFollow))
+    return false;
+  if (llvm::isAlpha(name.front()))
+    return true;
+  return (name.front() == '_' || name.front() == '$' || name.front() == '%') &&
+         name.size() > 1;
+}
+
 LogicalResult
 ConfigParser::forEachField(const YAML::Node &map, ArrayRef<StringRef> known,
                            StringRef where,
@@ -435,6 +448,14 @@ FailureOr<FusionConfig> ConfigParser::parse(StringRef text) {
                        FailureOr<std::string> name = parseString(field);
                        if (failed(name))
                          return failure();
+                       // It becomes the fused `.entry`'s name.
+                       if (!isPTXIdentifier(*name))
+                         return emitError(getLoc(field))
+                                    << "'name' must be a PTX identifier "
+                                       "(letters, digits, '_' and '$', not "
+                                       "starting with a digit), not '"
+                                    << *name << "'",
+                                failure();
                        config.name = std::move(*name);
                      } else if (field.key == "strategy") {
                        std::optional<Strategy> strategy;

@@ -194,6 +194,17 @@ TEST_F(FusionConfigTest, Strategy) {
             "dynamic");
 }
 
+TEST_F(FusionConfigTest, FusedName) {
+  EXPECT_EQ(error("name: 2fused\n"),
+            "1:7: 'name' must be a PTX identifier (letters, digits, '_' and "
+            "'$', not starting with a digit), not '2fused'");
+  EXPECT_EQ(error("name: a-b\n"),
+            "1:7: 'name' must be a PTX identifier (letters, digits, '_' and "
+            "'$', not starting with a digit), not 'a-b'");
+  EXPECT_TRUE(
+      succeeded(parse("name: _fused$1\nkernels: [{name: a}, {name: b}]\n")));
+}
+
 TEST_F(FusionConfigTest, Maxnreg) {
   EXPECT_EQ(error("maxnreg: 16\n"),
             "1:10: 'maxnreg' must be between 24 and 255, not 16");
