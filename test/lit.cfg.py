@@ -66,9 +66,10 @@ config.substitutions.append(
      os.path.join(config.gpuopt_obj_root, "unittests", "Runtime",
                   "libfakecuda_emulated.so")))
 
-# Unit tests of the libraries the passes use (unittests/Support).
+# Unit tests of the libraries the passes use (unittests/Support, Target).
 for name, folder, binary in (
-        ("support", "Support", "GPUOptSupportTests"),):
+        ("support", "Support", "GPUOptSupportTests"),
+        ("target", "Target", "GPUOptTargetTests")):
     config.substitutions.append(
         ("%gpuopt_" + name + "_unittests",
          os.path.join(config.gpuopt_obj_root, "unittests", folder, binary)))
