@@ -244,6 +244,9 @@ void HFusePlanPass::runOnOperation() {
   // The base plan: block shapes from the requests or `.reqntid`.
   FusionPlan base;
   base.name = fusedName;
+  // Remarks point at the first kernel: a module built from PTX files has no
+  // location of its own.
+  Location remarkLoc = loc;
   SmallVector<bool> resizable;
   for (KernelRequest &request : requests) {
     PartPlan part;
@@ -254,6 +257,8 @@ void HFusePlanPass::runOnOperation() {
       return signalPassFailure();
     part.module =
         (*entry)->getParentOfType<PTXModuleOp>().getSymName().str();
+    if (base.parts.empty() && isa<UnknownLoc>(loc))
+      remarkLoc = entry->getLoc();
     KernelAnalysis analysis(*entry);
     if (request.block)
       part.block = *request.block;
@@ -308,7 +313,7 @@ void HFusePlanPass::runOnOperation() {
     if (failed(checkFusionPlan(root, base, loc)))
       return signalPassFailure();
     root->setAttr(kPlanAttrName, base.toAttr(&getContext()));
-    emitRemark(loc) << "hfuse: " << stringifyFusionStrategy(base.strategy)
+    emitRemark(remarkLoc) << "hfuse: " << stringifyFusionStrategy(base.strategy)
                     << " strategy as requested";
     return;
   }
@@ -333,14 +338,14 @@ void HFusePlanPass::runOnOperation() {
     if (candidate.feasible && (!best || candidate.predictedMs < best->predictedMs))
       best = &candidate;
   if (!best) {
-    InFlightDiagnostic diag = emitError(loc)
+    InFlightDiagnostic diag = emitError(remarkLoc)
                               << "hfuse: no way to fuse these kernels";
     for (const Candidate &candidate : *candidates)
       diag.attachNote(loc) << candidate.describe() << ": " << candidate.reason;
     return signalPassFailure();
   }
   if (best->predictedMs >= best->baselineMs * 0.99) {
-    emitError(loc) << "hfuse: not fusing: every candidate is predicted to be "
+    emitError(remarkLoc) << "hfuse: not fusing: every candidate is predicted to be "
                       "slower than running the kernels apart (best: "
                    << best->describe() << ", "
                    << llvm::formatv("{0:f3}", best->predictedMs)
@@ -350,7 +355,7 @@ void HFusePlanPass::runOnOperation() {
     return signalPassFailure();
   }
   root->setAttr(kPlanAttrName, best->plan.toAttr(&getContext()));
-  emitRemark(loc) << "hfuse: chose " << best->describe() << ": predicted "
+  emitRemark(remarkLoc) << "hfuse: chose " << best->describe() << ": predicted "
                   << llvm::formatv("{0:f3}", best->predictedMs) << " vs "
                   << llvm::formatv("{0:f3}", best->baselineMs)
                   << " apart (" << llvm::formatv("{0:f2}", best->baselineMs / best->predictedMs)
