@@ -342,7 +342,7 @@ hfuse::evaluateCandidates(ModuleOp root, const FusionPlan &base,
     for (const PartPlan &part : plan.parts)
       blockWarps += llvm::divideCeil(part.getThreads(), 32);
     for (int64_t blocks = candidate.occupancy + 1, added = 0;
-         added < 2 && blocks <= limits.blocksPerSM; ++blocks) {
+         added < 3 && blocks <= limits.blocksPerSM; ++blocks) {
       int64_t regs =
           (limits.registersPerSM / (blocks * blockWarps) / 256) * 256 / 32;
       regs = regs / 8 * 8;
