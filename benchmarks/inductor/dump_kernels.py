@@ -68,6 +68,7 @@ machine report.py --dump DIR.
 """
 
 import argparse
+import contextlib
 import datetime
 import json
 import math
@@ -669,9 +670,10 @@ def time_graph(fn, inputs, warmup, reps):
     return time_calls(g.replay, warmup, reps)
 
 
-def capture(prog, pi, inputs, recorder, settings, args, tag):
+def capture(prog, pi, inputs, check_inputs, recorder, settings, args, tag):
     """Compile (fresh caches), run once to compile and autotune, run once
-    recording; returns (launch dicts, raw records, extra info)."""
+    recording, run once on check_inputs (for the comparison with eager);
+    returns (launch dicts, raw records, extra info, outputs on check_inputs)."""
     import torch
     from torch._inductor.utils import fresh_cache, run_and_get_code
     info = {"settings": {"combo_kernels": settings.combo, "static_launcher": settings.static_launcher,
@@ -707,7 +709,9 @@ def capture(prog, pi, inputs, recorder, settings, args, tag):
                 L["ptx_text"] = r["kernel_obj"].asm.get("ptx") if hasattr(r["kernel_obj"].asm, "get") \
                     else r["kernel_obj"].asm["ptx"]
             info["codes"] = codes
-            return launches, raw, info, compiled
+            got = [t.clone() for t in as_tuple(compiled(*check_inputs))]
+            torch.cuda.synchronize()
+            return launches, raw, info, got
     finally:
         try:
             cache.__exit__(None, None, None)
@@ -803,12 +807,9 @@ def run_program(prog, pi, recorder, args, outroot, result):
         log(f"{prog.name}: compiling {tag} (combo_kernels={combo}"
             f"{', forced partition' if forced else ''}, static launcher off) ...")
         inp = clone_inputs(base_inputs)
-        launches, raw, info, compiled = capture(
-            prog, pi, inp, recorder, InductorSettings(combo, False, forced), args, tag)
-        # Correctness of the compiled program (fresh inputs, one call).
-        chk_in = clone_inputs(base_inputs)
-        got = [t.clone() for t in as_tuple(compiled(*chk_in))]
-        torch.cuda.synchronize()
+        chk_in = clone_inputs(base_inputs)  # fresh inputs for one call checked against eager
+        launches, raw, info, got = capture(
+            prog, pi, inp, chk_in, recorder, InductorSettings(combo, False, forced), args, tag)
         mut_got = {i: chk_in[i] for i in range(len(chk_in)) if not torch.equal(chk_in[i], base_inputs[i])}
         mut_want = {i: ref_in[i] for i in range(len(ref_in)) if not torch.equal(ref_in[i], base_inputs[i])}
         if set(mut_got) != set(mut_want):
@@ -913,19 +914,16 @@ def e2e_timings(prog, base_inputs, args, combo_mode, warn):
     for tag, combo, forced in cases:
         inp = clone_inputs(base_inputs)
         try:
-            if combo is None:
+            with contextlib.ExitStack() as stack:
                 fn = prog.fn
-                ctx = None
-            else:
-                log(f"{prog.name}: e2e: compiling {tag} with Inductor's default launcher ...")
-                ctx = fresh_cache()
-                ctx.__enter__()
-            try:
                 if combo is not None:
-                    with InductorSettings(combo, None, forced):
-                        fn = compile_fn(prog.fn)
-                        fn(*inp)
-                        torch.cuda.synchronize()
+                    log(f"{prog.name}: e2e: compiling {tag} with Inductor's default launcher ...")
+                    stack.enter_context(fresh_cache())
+                    # Timed under the same settings, in case anything recompiles.
+                    stack.enter_context(InductorSettings(combo, None, forced))
+                    fn = compile_fn(prog.fn)
+                    fn(*inp)
+                    torch.cuda.synchronize()
                 r = {"calls": time_calls(lambda: fn(*inp), args.warmup, args.reps)}
                 if not args.no_graph:
                     try:
@@ -936,9 +934,6 @@ def e2e_timings(prog, base_inputs, args, combo_mode, warn):
                 out[tag] = r
                 log(f"{prog.name}: e2e {tag}: {r['calls']['median_ms']:.4f} ms per call"
                     + (f", graph {r['graph']['median_ms']:.4f} ms" if "graph" in r else ""))
-            finally:
-                if ctx is not None:
-                    ctx.__exit__(None, None, None)
         except Exception as e:
             out[tag] = {"error": f"{type(e).__name__}: {e}"}
             warn.append(f"e2e {tag}: {type(e).__name__}: {e}")
