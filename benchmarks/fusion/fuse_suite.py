@@ -575,6 +575,15 @@ def generate_one(job, gpu_opt, out_dir, timeout):
             notes += smem_notes(manifest, job["entries"], job["smem"])
             v.update(status="ok", message="", warnings=v.get("warnings", []) + notes,
                      sha256=sha256_file(ptx))
+            # A register cap below what an instruction needs is ptxas's
+            # refusal, not a kernel to run: record it as such.
+            ptxas = shutil.which("ptxas") or "/usr/local/cuda/bin/ptxas"
+            if os.access(ptxas, os.X_OK):
+                pr = subprocess.run([ptxas, f"-arch={job.get('chip') or 'sm_90a'}", ptx,
+                                     "-o", os.devnull], capture_output=True, text=True)
+                if pr.returncode != 0:
+                    v.update(status="refused",
+                             message="ptxas: " + " / ".join(pr.stderr.strip().splitlines()))
             if cand and not os.path.exists(cand):
                 v["candidates"] = None
         except (ValueError, KeyError, TypeError, MappingError) as e:

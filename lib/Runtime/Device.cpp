@@ -316,7 +316,9 @@ Status ArgPack::set(unsigned Index, const void *Data, uint64_t Size) {
 
 Status gpuopt::runtime::prepareDynamicSmem(const Context &C, const Function &F,
                                            uint64_t Bytes) {
-  if (Bytes <= 48 * 1024)
+  // Static and dynamic shared memory together above 48 KiB need the opt-in
+  // (a fused kernel has its parts' static arrays and their dynamic ones).
+  if (Bytes == 0 || Bytes + uint64_t(F.StaticSmem) <= 48 * 1024)
     return Status::success();
   uint64_t Max = uint64_t(C.info().MaxSharedPerBlockOptin);
   if (Bytes + uint64_t(F.StaticSmem) > Max)

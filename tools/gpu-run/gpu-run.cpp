@@ -49,7 +49,7 @@ another kernel spec):
   --block X[,Y[,Z]]    block (default: .reqntid, or the manifest's)
   --smem BYTES         dynamic shared memory (default: the manifest's; 0 when
                        the module declares no .extern .shared array); more
-                       than 48 KiB is opted in automatically
+                       than 48 KiB (with the static) is opted in automatically
   --arg SPEC           one per kernel parameter, in order:
       buf:TYPE:COUNT:INIT   a device buffer of COUNT elements (COUNT may be a
                             product such as 16*64*56*56); INIT is one of

@@ -716,12 +716,14 @@ FailureOr<PTXModuleOp> KernelFuser::run() {
 
   // Per-part contexts: barrier ids, dynamic shared memory offsets.
   int64_t barrierBase = 0, smemOffset = 0;
-  for (auto [i, analysis] : llvm::enumerate(analyses)) {
-    dynamicSmemAlign =
-        std::max(dynamicSmemAlign, analysis.getDynamicSharedAlign());
-    if (analysis.usesTMA())
-      dynamicSmemAlign = std::max<uint64_t>(dynamicSmemAlign, 1024);
-  }
+  // Every kernel found its dynamic shared memory at the start of the block's
+  // dynamic region; here static arrays of the other parts (and the ticket)
+  // come first. Swizzled layouts (TMA, wgmma, ldmatrix) need the base
+  // 1024-aligned, as it is when a kernel has no static shared memory.
+  for (auto [i, analysis] : llvm::enumerate(analyses))
+    if (!analysis.getDynamicShared().empty())
+      dynamicSmemAlign = std::max<uint64_t>(
+          1024, std::max(dynamicSmemAlign, analysis.getDynamicSharedAlign()));
   for (auto [i, analysis] : llvm::enumerate(analyses)) {
     PartContext part;
     part.index = i;
