@@ -41,7 +41,7 @@ usage: fuse_suite.py generate [--gpu-opt PATH] [--out-dir DIR] [--only SUBSTR]
        fuse_suite.py check [--gpu-run PATH] [--dir DIR] [--only SUBSTR]
                            [--timeout S] [--sanitizer PATH] [--sanitize-sample N]
                            [--sanitize-timeout S] [--workdir DIR] [--keep]
-                           [--resume] [--stop-after S] [--fresh]
+                           [--resume] [--stop-after S] [--fresh] [--jobs N]
        fuse_suite.py bench [--gpu-run PATH] [--dir DIR] [--out-dir DIR]
                            [--warmup N] [--repeat N] [--date YYYY-MM-DD]
                            [--only SUBSTR] [--fresh] [--max-gib G] [--timeout S]
@@ -528,7 +528,7 @@ def summarize_manifest(manifest):
                       for p in k.get("fused_from", [])]}
 
 
-def generate_one(job, gpu_opt, out_dir, timeout):
+def generate_one(job, gpu_opt, out_dir, timeout, ptxas=None):
     """Runs gpu-opt for one variant; fills in status, message, files."""
     v = job["record"]
     ptx = os.path.join(out_dir, v["ptx"])
@@ -577,8 +577,7 @@ def generate_one(job, gpu_opt, out_dir, timeout):
                      sha256=sha256_file(ptx))
             # A register cap below what an instruction needs is ptxas's
             # refusal, not a kernel to run: record it as such.
-            ptxas = shutil.which("ptxas") or "/usr/local/cuda/bin/ptxas"
-            if os.access(ptxas, os.X_OK):
+            if ptxas:
                 pr = subprocess.run([ptxas, f"-arch={job.get('chip') or 'sm_90a'}", ptx,
                                      "-o", os.devnull], capture_output=True, text=True)
                 if pr.returncode != 0:
@@ -679,7 +678,7 @@ def cmd_generate(args, argv):
     done, lock = [0], threading.Lock()
 
     def work(job):
-        v = generate_one(job, gpu_opt, out_dir, args.timeout)
+        v = generate_one(job, gpu_opt, out_dir, args.timeout, args.ptxas)
         with lock:
             done[0] += 1
             extra = f": {v['message'][:160]}" if v.get("message") else ""
@@ -1033,11 +1032,6 @@ def cmd_check(args, argv):
     log(f"check: {len(variants)} variants, gpu-run {args.gpu_run}, timeout {args.timeout} s, "
         f"files in {workdir}")
     ck = Checker(args, meta, workdir)
-    remaining = {}
-    for v in variants:
-        if v["status"] == "ok":
-            for k in v["kernels"]:
-                remaining[k] = remaining.get(k, 0) + 1
     results = {}
     start = time.time()
     order = {v["id"]: i for i, v in enumerate(meta["variants"])}
@@ -1070,39 +1064,62 @@ def cmd_check(args, argv):
                 "strategy": v["strategy"], "result": result, "detail": detail}
 
     stopped = []
-    try:
-        for n, v in enumerate(variants, 1):
-            prev = old.get(v["id"])
-            tag = f"[{n}/{len(variants)}]"
-            if (args.resume and prev and prev.get("result") in ("PASS", "FAIL") and
-                    prev.get("sha256") == v.get("sha256")):
-                results[v["id"]] = prev
-                log(f"{tag} {prev['result']} {v['id']} (earlier run)")
-            elif v["status"] in ("refused", "skipped"):
-                results[v["id"]] = stub(v, "SKIP", f"not generated ({v['status']}): "
-                                                   f"{v.get('message', '')}")
-                log(f"{tag} SKIP {v['id']}: not generated ({v['status']})")
+    lock = threading.Lock()
+    checkers = [ck]
+    todo = {}  # pair -> [(tag, variant)] to run through gpu-run
+    for n, v in enumerate(variants, 1):
+        prev = old.get(v["id"])
+        tag = f"[{n}/{len(variants)}]"
+        if (args.resume and prev and prev.get("result") in ("PASS", "FAIL") and
+                prev.get("sha256") == v.get("sha256")):
+            results[v["id"]] = prev
+            log(f"{tag} {prev['result']} {v['id']} (earlier run)")
+        elif v["status"] in ("refused", "skipped"):
+            results[v["id"]] = stub(v, "SKIP", f"not generated ({v['status']}): "
+                                               f"{v.get('message', '')}")
+            log(f"{tag} SKIP {v['id']}: not generated ({v['status']})")
+        elif v["status"] != "ok":
+            results[v["id"]] = stub(v, "FAIL", f"gpu-opt {v['status']}: "
+                                               f"{v.get('message', '')}")
+            log(f"{tag} FAIL {v['id']}: {results[v['id']]['detail']}")
+        else:
+            todo.setdefault(v["pair"], []).append((tag, v))
+
+    def check_pair(pair):
+        """A pair's variants in order, with a checker (and originals) of its
+        own, so that pairs can run side by side (--jobs)."""
+        if args.jobs > 1:
+            own = Checker(args, meta, os.path.join(workdir, re.sub(r"[^\w.+-]", "_", pair)))
+            with lock:
+                checkers.append(own)
+        else:
+            own = ck
+        for tag, v in todo[pair]:
+            if args.stop_after is not None and time.time() - start >= args.stop_after:
+                with lock:
+                    stopped.append(v["id"])
                 continue
-            elif v["status"] != "ok":
-                results[v["id"]] = stub(v, "FAIL", f"gpu-opt {v['status']}: "
-                                                   f"{v.get('message', '')}")
-                log(f"{tag} FAIL {v['id']}: {results[v['id']]['detail']}")
-                continue
-            elif args.stop_after is not None and time.time() - start >= args.stop_after:
-                stopped.append(v["id"])
-                continue
-            else:
-                log(f"{tag} {v['id']} ...")
-                t0 = time.time()
-                e = ck.check_variant(v)
-                e["check_s"] = round(time.time() - t0, 1)
+            log(f"{tag} {v['id']} ...")
+            t0 = time.time()
+            e = own.check_variant(v)
+            e["check_s"] = round(time.time() - t0, 1)
+            with lock:
                 results[v["id"]] = e
-                log(f"{tag} {e['result']} {v['id']}: {e['detail']} ({e['check_s']} s)")
+                if ck.device is None:
+                    ck.device = next((c.device for c in checkers if c.device), None)
                 write()
-            for k in v["kernels"]:
-                remaining[k] -= 1
-                if remaining[k] == 0 and not args.keep:
-                    ck.drop_original(k)
+            log(f"{tag} {e['result']} {v['id']}: {e['detail']} ({e['check_s']} s)")
+        if not args.keep:
+            for k in {k for _, v in todo[pair] for k in v["kernels"]}:
+                own.drop_original(k)
+
+    try:
+        if todo:
+            log(f"check: {sum(map(len, todo.values()))} variants of {len(todo)} pairs to run, "
+                f"{args.jobs} pair(s) at a time")
+        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+            for f in [pool.submit(check_pair, pair) for pair in todo]:
+                f.result()
         if args.sanitizer:
             passed = [v for v in variants if v["id"] in results and
                       results[v["id"]]["result"] == "PASS" and
@@ -1891,6 +1908,9 @@ def main(argv=None):
     g.add_argument("--only", default=None, help="only pairs whose name contains this")
     g.add_argument("--sm-count", type=int, default=SM_COUNT,
                    help="SMs the grids are sized for (default 132, an H100 SXM)")
+    g.add_argument("--ptxas", default=find_tool("ptxas"),
+                   help="assemble every variant with this ptxas and record a failure as a "
+                        "refusal (\"\": do not)")
     g.add_argument("--chip", default=CHIP,
                    help="chip= for the auto strategy (ptxas's resource report)")
     g.add_argument("--profile", default=os.path.join(ROOT, "docs", "results",
@@ -1922,6 +1942,9 @@ def main(argv=None):
                         "exit status 3; go on with --resume)")
     c.add_argument("--fresh", action="store_true",
                    help="discard the earlier check.json instead of merging into it")
+    c.add_argument("--jobs", type=int, default=1, metavar="N",
+                   help="check N pairs at a time (separate gpu-run processes on one GPU; "
+                        "each pair's variants stay in order)")
     c.add_argument("--date", default=datetime.date.today().isoformat())
 
     b = sub.add_parser("bench", help="time baselines and fused variants (GPU)")

@@ -523,6 +523,15 @@ sys.exit(rc)
 '''
 
 
+FAKE_PTXAS = r'''
+import sys
+ptx = [a for a in sys.argv[1:] if a.endswith(".ptx")][0]
+if "interleave-29-1" in ptx:
+    print("ptxas error   : Entry function uses too much shared data", file=sys.stderr)
+    sys.exit(255)
+'''
+
+
 def tool(tmp_path, name, body):
     p = tmp_path / name
     p.write_text(f"#!{sys.executable}\n" + textwrap.dedent(body))
@@ -537,10 +546,14 @@ def test_end_to_end(tmp_path, monkeypatch, capsys):
     d = tmp_path / "fz"
     monkeypatch.setenv("FAKE_REFUSE", "ratio=1,1")
     monkeypatch.setenv("FAKE_NO_SMEM", "1")
+    ptxas = tool(tmp_path, "ptxas", FAKE_PTXAS)
     assert fs.main(["generate", "--gpu-opt", gpu_opt, "--out-dir", str(d), "--only",
-                    "im2col+histogram", "--jobs", "4"]) == 0
+                    "im2col+histogram", "--jobs", "4", "--ptxas", ptxas]) == 0
     meta = json.loads((d / "variants.json").read_text())
     by_id = {v["id"]: v for v in meta["variants"]}
+    # ptxas's refusal to assemble a variant is recorded, not run.
+    assert by_id["im2col+histogram/interleave-29-1"]["status"] == "refused"
+    assert "too much shared data" in by_id["im2col+histogram/interleave-29-1"]["message"]
     assert by_id["im2col+histogram/interleave-1-1"]["status"] == "refused"
     assert "strategy refused" in by_id["im2col+histogram/interleave-1-1"]["message"]
     ok = [v for v in meta["variants"] if v["status"] == "ok"]
@@ -558,7 +571,7 @@ def test_end_to_end(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("FAKE_CORRUPT", "thread-256-512")
     monkeypatch.setenv("FAKE_HANG", "thread-256-768")
     rc = fs.main(["check", "--gpu-run", gpu_run, "--dir", str(d), "--timeout", "3",
-                  "--sanitizer", san, "--sanitize-sample", "2"])
+                  "--sanitizer", san, "--sanitize-sample", "2", "--jobs", "2"])
     assert rc == 1
     check = json.loads((d / "check.json").read_text())
     res = {e["id"]: e for e in check["variants"]}
