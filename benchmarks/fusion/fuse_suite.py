@@ -17,6 +17,9 @@ Subcommands:
             Writes DIR/check.json and DIR/check.md after every variant (a
             later run merges into them; --resume skips what they hold);
             exit status 1 on a FAIL, 3 when --stop-after left some unchecked.
+  profile   (GPU) times each original kernel alone, also with fewer of its
+            blocks per SM (gpu-run --occupancy-sweep): the profile= that
+            `generate --profile` hands to the planner.
   bench     (GPU) times, in gpu-run --spec processes (one when the buffers
             fit in device memory), every original and every variant that
             passed the check: one group per pair with modes alone, serial,
@@ -45,6 +48,7 @@ usage: fuse_suite.py generate [--gpu-opt PATH] [--out-dir DIR] [--only SUBSTR]
        fuse_suite.py bench [--gpu-run PATH] [--dir DIR] [--out-dir DIR]
                            [--warmup N] [--repeat N] [--date YYYY-MM-DD]
                            [--only SUBSTR] [--fresh] [--max-gib G] [--timeout S]
+       fuse_suite.py profile [--gpu-run PATH] [--dir DIR] [--out FILE]
        fuse_suite.py bench --from-json docs/results/fusion-<gpu>.json [--out-dir DIR]
 """
 
@@ -71,6 +75,9 @@ import types
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "python"))
+from gpuopt.launch_args import (TYPE_SIZE, MappingError, extra_arg,  # noqa: E402
+                                fused_kernel, map_args, parse_arg, part_order)
 
 
 def _import_baselines():
@@ -109,9 +116,6 @@ LONG_MIXED = [f"ethash_like+{b}" for b in ("blake2b", "sha256d", "blake256")] + 
 MAX_THREADS = 1024
 REGS_PER_SM = 65536
 THREADS_PER_SM = 2048
-TYPE_SIZE = {"u8": 1, "s8": 1, "i8": 1, "u16": 2, "s16": 2, "i16": 2, "f16": 2,
-             "bf16": 2, "u32": 4, "s32": 4, "i32": 4, "f32": 4, "u64": 8,
-             "s64": 8, "i64": 8, "f64": 8}
 NP_TYPE = {"u8": "u1", "s8": "i1", "i8": "i1", "u16": "u2", "s16": "i2", "i16": "i2",
            "f16": "f2", "bf16": "u2", "u32": "u4", "s32": "i4", "i32": "i4",
            "f32": "f4", "u64": "u8", "s64": "i8", "i64": "i8", "f64": "f8"}
@@ -403,19 +407,6 @@ def _kill_group(proc):
 
 # Arguments -----------------------------------------------------------------------
 
-def parse_arg(spec):
-    """A gpu-run argument spec as a dict: kind buf (type, count, init),
-    scalar (type, value), null or bytes."""
-    parts = spec.split(":")
-    if parts[0] == "buf":
-        count = math.prod(int(x) for x in parts[2].split("*"))
-        return {"kind": "buf", "type": parts[1], "count": count, "init": parts[3],
-                "bytes": count * TYPE_SIZE.get(parts[1], 1)}
-    if parts[0] == "scalar":
-        return {"kind": "scalar", "type": parts[1], "value": ":".join(parts[2:])}
-    return {"kind": parts[0]}
-
-
 def output_args(args):
     """Indices of the buffer arguments the kernel writes (init out or zero)."""
     return [i for i, a in enumerate(args)
@@ -424,75 +415,6 @@ def output_args(args):
 
 def spec_bytes(args):
     return sum(parse_arg(a).get("bytes", 0) for a in args)
-
-
-class MappingError(Exception):
-    pass
-
-
-def fused_kernel(manifest):
-    kernels = manifest.get("kernels") or []
-    if len(kernels) != 1:
-        raise MappingError(f"the manifest has {len(kernels)} kernels, expected 1")
-    return kernels[0]
-
-
-def part_order(kernel, entries):
-    """fused_from index of each original (A, B): by entry name when the
-    names tell them apart, else in order."""
-    parts = kernel.get("fused_from") or []
-    if len(parts) != len(entries):
-        raise MappingError(f"fused_from has {len(parts)} parts, expected {len(entries)}")
-    names = [p.get("kernel") for p in parts]
-    if len(set(entries)) == len(entries) and sorted(names) == sorted(entries):
-        return [names.index(e) for e in entries]
-    return list(range(len(entries)))
-
-
-def extra_arg(param):
-    """An argument for a fused parameter that no original argument feeds (a
-    scheduler counter, say): a zeroed 4 KiB buffer for 8-byte integers and
-    pointers, else a zero scalar."""
-    ty = param.get("type", "u64")
-    if param.get("kind") == "pointer" or ty in ("u64", "b64", "s64"):
-        return "buf:u32:1024:zero"
-    if param.get("kind") == "bytes":
-        return "bytes:" + "00" * int(param.get("size", 0))
-    ty = {"b8": "u8", "b16": "u16", "b32": "u32"}.get(ty, ty)
-    return f"scalar:{ty}:0"
-
-
-def map_args(manifest, entries, original_args):
-    """The fused kernel's argument specs in parameter order, placing argument
-    i of original p at fused_from[p].arg_map[i]. Returns (args, notes, where)
-    with where[p][i] = fused index. Buffers must not share a parameter."""
-    kernel = fused_kernel(manifest)
-    params = kernel.get("params") or []
-    order = part_order(kernel, entries)
-    fused = [None] * len(params)
-    where = []
-    for p, args in enumerate(original_args):
-        part = kernel["fused_from"][order[p]]
-        amap = part.get("arg_map") or []
-        if len(amap) != len(args):
-            raise MappingError(f"part {order[p]} ({part.get('kernel')}): arg_map has "
-                               f"{len(amap)} entries, the original takes {len(args)}")
-        for i, (fi, a) in enumerate(zip(amap, args)):
-            if not 0 <= fi < len(params):
-                raise MappingError(f"part {order[p]}: arg_map[{i}] = {fi} is not a "
-                                   f"parameter (the kernel has {len(params)})")
-            if fused[fi] is not None and (fused[fi] != a or parse_arg(a)["kind"] == "buf"):
-                raise MappingError(f"fused parameter {fi} receives both {fused[fi]!r} "
-                                   f"and {a!r}")
-            fused[fi] = a
-        where.append(list(amap))
-    notes = []
-    for fi, a in enumerate(fused):
-        if a is None:
-            fused[fi] = extra_arg(params[fi])
-            notes.append(f"fused parameter {fi} ({params[fi].get('name')}) receives no "
-                         f"original argument: passing {fused[fi]}")
-    return fused, notes, where
 
 
 # Generate --------------------------------------------------------------------------
@@ -1428,6 +1350,65 @@ def cmd_bench(args, argv):
     return 1 if any("error" in p for p in processes) else 0
 
 
+def cmd_profile(args, argv):
+    """Each original kernel alone, and at fewer blocks per SM (gpu-run
+    --occupancy-sweep), in as few gpu-run processes as device memory allows;
+    the merged report is the profile= of gpu-opt's fusion planner."""
+    vdir = os.path.abspath(args.dir)
+    meta = load_json(os.path.join(vdir, "variants.json"))
+    if not os.access(args.gpu_run, os.X_OK):
+        print(f"fuse_suite: error: gpu-run {args.gpu_run} is not an executable",
+              file=sys.stderr)
+        return 2
+    labels = sorted(meta["kernels"])
+    kernels = {l: {**meta["kernels"][l], "module": from_root(meta["kernels"][l]["module"])}
+               for l in labels}
+    budget = int(args.max_gib * (1 << 30))
+    batches, current, used = [], [], 0
+    for l in labels:
+        size = spec_bytes(kernels[l]["args"])
+        if current and used + size > budget:
+            batches.append(current)
+            current, used = [], 0
+        current.append(l)
+        used += size
+    if current:
+        batches.append(current)
+    merged = None
+    with tempfile.TemporaryDirectory(prefix="fuse-profile-") as tmp:
+        for n, batch in enumerate(batches, 1):
+            spec_path = os.path.join(tmp, f"spec{n}.json")
+            report_path = os.path.join(tmp, f"report{n}.json")
+            with open(spec_path, "w") as f:
+                json.dump({"warmup": args.warmup, "repeat": args.repeat,
+                           "kernels": [kernels[l] for l in batch]}, f, indent=1)
+            log(f"profile: [{n}/{len(batches)}] {', '.join(batch)}")
+            r = run_watchdog([args.gpu_run, "--spec", spec_path, "--json", report_path,
+                              "--occupancy-sweep"], args.timeout)
+            if r.hung or r.rc != 0 or not os.path.exists(report_path):
+                print(f"fuse_suite: error: gpu-run failed on {batch}: "
+                      + (f"killed after {args.timeout} s" if r.hung else
+                         f"exit {r.rc}: {r.message()}"), file=sys.stderr)
+                return 1
+            rep = load_json(report_path)
+            if merged is None:
+                merged = rep
+            else:
+                merged["kernels"].extend(rep.get("kernels", []))
+    merged["command"] = describe_command("profile", argv)
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    with open(args.out, "w") as f:
+        json.dump(portable(merged), f, indent=1)
+    for k in merged["kernels"]:
+        occ = k.get("occupancy") or {}
+        points = ", ".join(f"{x['blocks_per_sm']}: {x['time']['median_ms']:.4g}"
+                           for x in occ.get("sweep", []))
+        log(f"profile: {k['label']}: {k['time']['median_ms']:.4g} ms at "
+            f"{occ.get('blocks_per_sm')} blocks/SM; {points or 'no sweep'}")
+    log(f"profile: wrote {args.out}")
+    return 0
+
+
 def merge_saved(old, new):
     """Saved bench results of an earlier run with the pairs of `new` replaced
     (the same GPU model; both portable)."""
@@ -1914,9 +1895,10 @@ def main(argv=None):
     g.add_argument("--chip", default=CHIP,
                    help="chip= for the auto strategy (ptxas's resource report)")
     g.add_argument("--profile", default=os.path.join(ROOT, "docs", "results",
-                                                     "baselines-h100.json"),
+                                                     "occupancy-h100.json"),
                    help="gpu-run report with the kernels' times alone (for auto and the "
-                        "maxnreg choice); a baselines-<gpu>.json works")
+                        "maxnreg choice), best with their occupancy sweep (`profile`); a "
+                        "baselines-<gpu>.json works")
     g.add_argument("--no-smem", dest="smem", action="store_false",
                    help="leave smem= (each launch's dynamic shared memory) out of --hfuse")
     g.add_argument("--no-candidates", dest="candidates", action="store_false",
@@ -1963,8 +1945,20 @@ def main(argv=None):
                    help="seconds per gpu-run process (results are saved after each)")
     b.add_argument("--from-json", default=None,
                    help="write the tables again from a fusion-<gpu>.json (no GPU)")
+    pr = sub.add_parser("profile", help="time each original kernel alone, also at fewer "
+                        "blocks per SM (GPU): the planner's profile=")
+    pr.add_argument("--gpu-run", default=find_tool("gpu-run"))
+    pr.add_argument("--dir", default=os.path.join(ROOT, "build", "fusion"))
+    pr.add_argument("--out", default=os.path.join(ROOT, "build", "fusion", "occupancy.json"))
+    pr.add_argument("--warmup", type=int, default=5)
+    pr.add_argument("--repeat", type=int, default=15)
+    pr.add_argument("--max-gib", type=float, default=40.0,
+                    help="buffer memory per gpu-run process")
+    pr.add_argument("--timeout", type=int, default=900)
     args = ap.parse_args(argv)
     rest = argv[1:]
+    if args.cmd == "profile":
+        return cmd_profile(args, rest)
     if args.cmd == "generate":
         return cmd_generate(args, rest)
     if args.cmd == "check":

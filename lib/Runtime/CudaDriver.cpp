@@ -86,6 +86,8 @@ CudaDriver::load(const std::string &LibraryName) {
       SYM(cuEventElapsedTime_v2, "cuEventElapsedTime_v2", "cuEventElapsedTime",
           false),
       SYM(cuFuncGetParamInfo, "cuFuncGetParamInfo", nullptr, true),
+      SYM(cuOccupancyMaxActiveBlocksPerMultiprocessor,
+          "cuOccupancyMaxActiveBlocksPerMultiprocessor", nullptr, true),
       // Graphs. cuda.h maps cuGraphAddKernelNode to _v2 (CUDA 12.0), whose
       // parameters extend the original's, and cuGraphInstantiate to
       // cuGraphInstantiateWithFlags (CUDA 11.4); the exported

@@ -59,6 +59,15 @@ Expected<std::unique_ptr<Context>> Context::create(CudaDriver &D, int Ordinal) {
       {CU_DEVICE_ATTRIBUTE_CLOCK_RATE, &C->Info.ClockKHz}};
   for (auto [Attr, Slot] : Attrs)
     GPUOPT_CU_CHECK(D, cuDeviceGetAttribute, Slot, Attr, C->Device);
+  // Only the occupancy sweep needs these; older drivers may not know them.
+  const std::pair<int, int *> OptionalAttrs[] = {
+      {CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
+       &C->Info.SharedPerMultiprocessor},
+      {CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK,
+       &C->Info.ReservedSharedPerBlock}};
+  for (auto [Attr, Slot] : OptionalAttrs)
+    if (A.cuDeviceGetAttribute(Slot, Attr, C->Device) != CUDA_SUCCESS)
+      *Slot = 0;
   size_t Total = 0;
   GPUOPT_CU_CHECK(D, cuDeviceTotalMem_v2, &Total, C->Device);
   C->Info.TotalMemory = Total;
@@ -329,6 +338,20 @@ Status gpuopt::runtime::prepareDynamicSmem(const Context &C, const Function &F,
   GPUOPT_CU_CHECK(C.driver(), cuFuncSetAttribute, F.Handle,
                   CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, int(Bytes));
   return Status::success();
+}
+
+Expected<int> gpuopt::runtime::activeBlocksPerSM(const Context &C,
+                                                 const Function &F,
+                                                 int BlockThreads,
+                                                 uint64_t DynamicSmem) {
+  const CudaDriverAPI &A = C.driver().api();
+  if (!A.cuOccupancyMaxActiveBlocksPerMultiprocessor)
+    return Status::error("the CUDA driver has no "
+                         "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+  int Blocks = 0;
+  GPUOPT_CU_CHECK(C.driver(), cuOccupancyMaxActiveBlocksPerMultiprocessor,
+                  &Blocks, F.Handle, BlockThreads, size_t(DynamicSmem));
+  return Blocks;
 }
 
 Status gpuopt::runtime::launch(const Context &C, const Function &F,

@@ -81,6 +81,13 @@ Options:
   --graph              with several kernels: also time them as one CUDA
                        graph of independent kernel nodes (no edges), built
                        and instantiated once and launched on one stream
+  --occupancy-sweep    also time each kernel alone with fewer of its blocks
+                       per SM (1, 2, 3, 4, 6, 8, ... below what fits),
+                       limited by padding its dynamic shared memory; the
+                       JSON report gives each kernel "occupancy":
+                       {"blocks_per_sm": N, "sweep": [{"blocks_per_sm": K,
+                       "dynamic_smem": BYTES, "time": TIME}, ...]}, which
+                       gpu-opt's fusion planner reads (profile=)
   --compare OTHER[:KERNEL]
                        also run KERNEL (default: the same name) of module
                        OTHER with the same arguments and launch shape on
@@ -166,6 +173,7 @@ struct Options {
   std::vector<Group> Groups;
   unsigned Warmup = 3, Repeat = 20;
   bool Serial = false, Concurrent = false, Graph = false;
+  bool OccupancySweep = false;
   std::string Compare;
   std::optional<double> Tolerance;
   int Device = 0;
@@ -278,6 +286,8 @@ Options parseCommandLine(int Argc, char **Argv) {
       O.Concurrent = true;
     } else if (A == "--graph") {
       O.Graph = true;
+    } else if (A == "--occupancy-sweep") {
+      O.OccupancySweep = true;
     } else if (A == "--compare") {
       O.Compare = Value(I);
     } else if (A == "--tolerance") {
@@ -937,12 +947,63 @@ int main(int Argc, char **Argv) {
       check(syncAfter(*Ctx, "timing kernel '" + O.Specs[S].Label + "'"));
       return St;
     };
+    // The kernel alone with fewer of its blocks per SM: padding its dynamic
+    // shared memory so that only K blocks fit, as when a fused kernel's
+    // other part holds the rest of the SM. The fusion planner interpolates
+    // these times.
+    auto sweepOccupancy = [&](const Context &C, size_t S) {
+      const KernelSpec &K = O.Specs[S];
+      const Function &Fn = *Preps[S].Fn;
+      const DeviceInfo &DI = C.info();
+      int Threads = int(K.Config.Block.X * K.Config.Block.Y * K.Config.Block.Z);
+      int Natural = take(activeBlocksPerSM(C, Fn, Threads, K.Config.DynamicSmem));
+      ojson J;
+      J["blocks_per_sm"] = Natural;
+      J["sweep"] = ojson::array();
+      if (DI.SharedPerMultiprocessor <= 0) {
+        std::printf("occupancy %s: the driver does not report shared memory "
+                    "per SM; no sweep\n",
+                    K.Label.c_str());
+        return J;
+      }
+      int Last = Natural;
+      for (int Want : {16, 12, 8, 6, 4, 3, 2, 1}) {
+        if (Want >= Natural)
+          continue;
+        int64_t PerBlock = DI.SharedPerMultiprocessor / Want;
+        // The allocation granularity: round down so that Want blocks fit.
+        int64_t Pad = (PerBlock - DI.ReservedSharedPerBlock - Fn.StaticSmem) /
+                      128 * 128;
+        if (Pad < int64_t(K.Config.DynamicSmem) ||
+            Pad + Fn.StaticSmem > DI.MaxSharedPerBlockOptin)
+          continue;
+        check(prepareDynamicSmem(C, Fn, uint64_t(Pad)));
+        int Got = take(activeBlocksPerSM(C, Fn, Threads, uint64_t(Pad)));
+        if (Got >= Last || Got < 1)
+          continue;
+        Last = Got;
+        LaunchItem It = Item(S);
+        It.Config.DynamicSmem = uint64_t(Pad);
+        Stats St = take(timeGroup(C, {It}, GroupMode::Serial, Streams,
+                                  O.Warmup, O.Repeat));
+        check(syncAfter(C, "timing kernel '" + K.Label + "' at " +
+                               std::to_string(Got) + " blocks per SM"));
+        std::printf("time %s at %d of %d blocks per SM: %s\n", K.Label.c_str(),
+                    Got, Natural, formatStats(St).c_str());
+        J["sweep"].push_back({{"blocks_per_sm", Got},
+                              {"dynamic_smem", Pad},
+                              {"time", statsJson(St)}});
+      }
+      return J;
+    };
     for (size_t S = 0; S < O.Specs.size(); ++S) {
       Stats St = TimeAlone(S);
       std::printf("time %s: %s, %u runs after %u warm-up\n",
                   O.Specs[S].Label.c_str(), formatStats(St).c_str(), O.Repeat,
                   O.Warmup);
       Report["kernels"][S]["time"] = statsJson(St);
+      if (O.OccupancySweep)
+        Report["kernels"][S]["occupancy"] = sweepOccupancy(*Ctx, S);
     }
     Report["groups"] = ojson::array();
     for (const Group &G : O.Groups) {

@@ -45,7 +45,9 @@ enum : int {
   CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE = 38,
   CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
   CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
+  CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR = 81,
   CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97,
+  CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK = 111,
   CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0,
   CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1,
   CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES = 3,
@@ -119,6 +121,10 @@ struct CudaDriverAPI {
   /// Optional (CUDA 12.4+): parameter layout of a loaded function; null when
   /// the driver lacks it.
   CUresult (*cuFuncGetParamInfo)(CUfunction, size_t, size_t *, size_t *);
+  /// Optional: how many blocks of a function fit on one SM, which only
+  /// gpu-run's --occupancy-sweep needs; null when the driver lacks it.
+  CUresult (*cuOccupancyMaxActiveBlocksPerMultiprocessor)(int *, CUfunction,
+                                                          int, size_t);
   /// Optional (CUDA 11.4+): CUDA graphs, which only gpu-run's graph mode
   /// needs (KernelGraph in Device.h); null when the driver lacks them.
   CUresult (*cuGraphCreate)(CUgraph *, unsigned);

@@ -26,6 +26,10 @@ struct DeviceInfo {
   int ComputeMajor = 0, ComputeMinor = 0;
   int Multiprocessors = 0;
   int MaxSharedPerBlockOptin = 0;
+  /// Shared memory of one SM, and what the system reserves of it per block
+  /// (0 where the driver does not say).
+  int SharedPerMultiprocessor = 0;
+  int ReservedSharedPerBlock = 0;
   int L2Bytes = 0;
   int ClockKHz = 0;
   uint64_t TotalMemory = 0;
@@ -175,6 +179,12 @@ struct LaunchConfig {
 /// the default 48 KiB (cuFuncSetAttribute), with a clear error past the
 /// device's opt-in maximum.
 Status prepareDynamicSmem(const Context &C, const Function &F, uint64_t Bytes);
+
+/// How many blocks of F with BlockThreads threads and DynamicSmem bytes of
+/// dynamic shared memory fit on one SM at once (the driver's occupancy
+/// calculator).
+Expected<int> activeBlocksPerSM(const Context &C, const Function &F,
+                                int BlockThreads, uint64_t DynamicSmem);
 
 /// Enqueues one launch on Stream (null: the legacy default stream).
 Status launch(const Context &C, const Function &F, const LaunchConfig &L,

@@ -42,6 +42,9 @@ defvar HFuseOptions = [
     Option<"ptxas", "ptxas", "std::string", /*default=*/"\"\"",
            "ptxas to run for resource reports (default: on PATH, or "
            "the CUDA toolkit's)">,
+    Option<"minGain", "min-gain", "double", /*default=*/"0.10",
+           "strategy=auto: fuse only when the best candidate is predicted "
+           "this fraction faster than the kernels apart">,
     Option<"candidatesOut", "candidates-out", "std::string",
            /*default=*/"\"\"",
            "strategy=auto: write every candidate, ranked, as JSON (the "

@@ -1,18 +1,25 @@
 //===- FusionModel.cpp - Predict which fusion wins ------------------------===//
 //
 // Builds each candidate on a copy of the input, asks ptxas for its
-// resources, and predicts its time:
+// resources, and predicts its time from each kernel alone:
 //
-//  - kernel i alone has occupancy occ_i and time t_i (measured, or its
-//    number of waves when no profile is given);
-//  - in the fused kernel it keeps x_i = (its resident threads per SM) /
-//    (its resident threads alone); it keeps its speed down to x_i = 1/2
-//    (most kernels saturate there) and below that slows as fewer warps hide
-//    less latency: t_i / sqrt(min(2 x_i, 1));
-//  - the parts overlap by their kinds: a memory-bound kernel with a
-//    compute-bound or tensor-core one overlaps almost fully, two of a kind
-//    hardly: T = max_i t'_i + gamma * (sum_i t'_i - max_i t'_i);
-//  - spills add their bytes over 256 as a fraction.
+//  - t_i(k): kernel i's time with k of its blocks resident per SM. The
+//    profile gives it at the kernel's own occupancy and, from
+//    `gpu-run --occupancy-sweep`, at fewer blocks per SM; in between it is
+//    interpolated. Without a sweep, a kernel keeps its speed down to half
+//    its blocks and then slows with the square root of its share.
+//  - A thread split gives every part occ_f (the fused occupancy) of its
+//    blocks per SM, but a fused block lives as long as its slowest part:
+//    the parts' block durations at occ_f add up per fused block.
+//  - The block-level strategies share occ_f slots per SM. By Little's law
+//    part i holds a share of them proportional to ratio_i times its block
+//    duration; the parts run together until the first one ends, then the
+//    rest get every slot.
+//  - The parts contend for what both use: T is at least
+//    max_i t_i + gamma * (sum_i t_i - max_i t_i), with gamma by the kernels'
+//    kinds (memory, compute, tensor).
+//  - Spills add their bytes over 256 as a fraction; a ticket per block
+//    costs dynamic dispatch 1%.
 //
 //===----------------------------------------------------------------------===//
 
@@ -95,7 +102,9 @@ KernelKind classify(const KernelAnalysis &analysis) {
     return KernelKind::Tensor;
   double memory = double(analysis.getGlobalMemoryInstructionCount()) /
                   std::max(1u, analysis.getInstructionCount());
-  return memory >= 0.04 ? KernelKind::Memory : KernelKind::Compute;
+  // Hash and ALU kernels have under 1% global accesses among their
+  // instructions, the suite's memory-bound kernels from 2.6% up.
+  return memory >= 0.02 ? KernelKind::Memory : KernelKind::Compute;
 }
 
 StringRef stringifyKind(KernelKind kind) {
@@ -111,15 +120,120 @@ StringRef stringifyKind(KernelKind kind) {
 }
 
 /// How much of the shorter part's time is not hidden behind the longer one.
+/// The tensor-core kernels seen so far stream their tiles from global
+/// memory, so they hide nothing of a memory-bound partner.
 double overlapPenalty(ArrayRef<KernelKind> kinds) {
   bool memory = llvm::is_contained(kinds, KernelKind::Memory);
   bool compute = llvm::is_contained(kinds, KernelKind::Compute);
   bool tensor = llvm::is_contained(kinds, KernelKind::Tensor);
-  if (memory && (compute || tensor))
+  if (memory && tensor)
+    return 1.0;
+  if (memory && compute)
     return 0.2;
   if (compute && tensor)
     return 0.5;
   return 0.85;
+}
+
+/// Kernel i alone as the model sees it.
+struct AloneKernel {
+  double timeMs;
+  /// Blocks per SM alone.
+  int64_t blocksPerSM;
+  int64_t blocks;
+  /// (blocks per SM, ms) below blocksPerSM, scaled to timeMs.
+  SmallVector<std::pair<double, double>> sweep;
+
+  /// The time with `k` blocks resident per SM.
+  double timeAt(double k) const {
+    if (k >= double(blocksPerSM))
+      return timeMs;
+    if (sweep.empty())
+      return timeMs / std::sqrt(std::min(2.0 * k / double(blocksPerSM), 1.0));
+    // Below the lowest point, time grows as blocks shrink.
+    if (k <= sweep.front().first)
+      return sweep.front().second * sweep.front().first / std::max(k, 1e-3);
+    std::pair<double, double> upper = {double(blocksPerSM), timeMs};
+    for (size_t i = 0; i < sweep.size(); ++i) {
+      std::pair<double, double> lo = sweep[i];
+      std::pair<double, double> hi = i + 1 < sweep.size() ? sweep[i + 1] : upper;
+      if (k <= hi.first)
+        return lo.second +
+               (hi.second - lo.second) * (k - lo.first) / (hi.first - lo.first);
+    }
+    return timeMs;
+  }
+
+  /// How long one block takes alone: the time over the number of waves.
+  double blockMs(int64_t multiprocessors) const {
+    double waves = double(blocks) / double(blocksPerSM * multiprocessors);
+    return waves > 1 ? timeMs / waves : timeMs;
+  }
+};
+
+/// A thread split: every fused block holds one block of each part that
+/// has one at that index, and lasts as long as the slowest of them.
+double predictThreadSplit(ArrayRef<AloneKernel> parts, int64_t occupancy,
+                          int64_t multiprocessors) {
+  double slots = double(occupancy * multiprocessors);
+  SmallVector<double> blockMs;
+  double longest = 0;
+  for (const AloneKernel &part : parts) {
+    double t = part.timeAt(double(occupancy));
+    longest = std::max(longest, t);
+    blockMs.push_back(t * slots / std::max(double(part.blocks), slots));
+  }
+  // Fused blocks [previous grid, next grid) hold the parts with more blocks.
+  SmallVector<int64_t> grids;
+  for (const AloneKernel &part : parts)
+    grids.push_back(part.blocks);
+  llvm::sort(grids);
+  double total = 0;
+  int64_t start = 0;
+  for (int64_t end : grids) {
+    if (end <= start)
+      continue;
+    double slowest = 0;
+    for (auto [part, ms] : llvm::zip(parts, blockMs))
+      if (part.blocks >= end)
+        slowest = std::max(slowest, ms);
+    total += double(end - start) * slowest;
+    start = end;
+  }
+  return std::max(total / slots, longest);
+}
+
+/// The block-level strategies: the parts share the fused slots in
+/// proportion to ratio x block duration until one ends; then the others
+/// share all of them.
+double predictBlockLevel(ArrayRef<AloneKernel> parts, ArrayRef<int64_t> ratio,
+                         int64_t occupancy, int64_t multiprocessors) {
+  SmallVector<double> left(parts.size(), 1.0);
+  double elapsed = 0;
+  for (size_t round = 0; round < parts.size(); ++round) {
+    double weight = 0;
+    for (auto [i, part] : llvm::enumerate(parts))
+      if (left[i] > 0)
+        weight += double(ratio[i]) * part.blockMs(multiprocessors);
+    if (weight <= 0)
+      break;
+    // Each running part's whole time at its share of the slots.
+    SmallVector<double> full(parts.size(), 0);
+    double step = INFINITY;
+    for (auto [i, part] : llvm::enumerate(parts)) {
+      if (left[i] <= 0)
+        continue;
+      double share = double(occupancy) * double(ratio[i]) *
+                     part.blockMs(multiprocessors) / weight;
+      full[i] = part.timeAt(share);
+      step = std::min(step, left[i] * full[i]);
+    }
+    elapsed += step;
+    for (size_t i = 0; i < parts.size(); ++i)
+      if (left[i] > 0)
+        left[i] = std::max(0.0, left[i] - step / full[i]);
+  }
+  return elapsed;
 }
 
 struct Resources {
@@ -157,8 +271,9 @@ Resources queryResources(PTXModuleOp module, StringRef entryName,
 
 FailureOr<std::vector<Candidate>>
 hfuse::evaluateCandidates(ModuleOp root, const FusionPlan &base,
-                          ArrayRef<bool> resizable, ArrayRef<double> timesMs,
-                          int64_t cap, const ModelOptions &options) {
+                          ArrayRef<bool> resizable,
+                          ArrayRef<KernelProfile> profiles, int64_t cap,
+                          const ModelOptions &options) {
   DeviceLimits limits;
   MLIRContext *ctx = root.getContext();
   Location loc = root.getLoc();
@@ -172,30 +287,43 @@ hfuse::evaluateCandidates(ModuleOp root, const FusionPlan &base,
     analyses.emplace_back(*entry);
   }
   SmallVector<KernelKind> kinds;
-  SmallVector<int64_t> aloneOccupancy;
-  SmallVector<double> aloneTime;
+  SmallVector<AloneKernel> alone;
   std::string ptxasError;
-  for (auto [part, analysis, time] : llvm::zip(base.parts, analyses, timesMs)) {
-    Resources alone = queryResources(analysis.getModule(), part.kernel,
-                                     options, ptxasError);
-    if (!alone.known)
+  for (auto [part, analysis, profile] :
+       llvm::zip(base.parts, analyses, profiles)) {
+    Resources res = queryResources(analysis.getModule(), part.kernel,
+                                   options, ptxasError);
+    if (!res.known)
       return emitError(loc) << "hfuse: strategy=auto needs ptxas's resource "
                                "report of '"
                             << part.kernel << "': " << ptxasError,
              failure();
-    int64_t smem = alone.sharedBytes + std::max<int64_t>(part.dynamicSmem, 0);
-    int64_t occ = limits.occupancy(part.getThreads(), alone.registers, smem);
-    aloneOccupancy.push_back(std::max<int64_t>(occ, 1));
+    int64_t smem = res.sharedBytes + std::max<int64_t>(part.dynamicSmem, 0);
+    AloneKernel &kernel = alone.emplace_back();
+    kernel.blocksPerSM =
+        profile.blocksPerSM > 0
+            ? profile.blocksPerSM
+            : std::max<int64_t>(
+                  limits.occupancy(part.getThreads(), res.registers, smem), 1);
+    kernel.blocks = std::max<int64_t>(part.getBlocks(), 1);
+    double waves = std::ceil(double(kernel.blocks) /
+                             double(kernel.blocksPerSM * limits.multiprocessors));
+    kernel.timeMs = profile.timeMs > 0 ? profile.timeMs : waves;
+    // The sweep relative to the time alone, so that it applies to this
+    // profile's time even when measured in another run.
+    if (profile.timeMs > 0)
+      for (auto [blocks, ms] : profile.sweep)
+        if (blocks < kernel.blocksPerSM)
+          kernel.sweep.push_back({double(blocks), ms});
     kinds.push_back(classify(analysis));
-    double waves = std::ceil(double(part.getBlocks()) /
-                             double(aloneOccupancy.back() *
-                                    limits.multiprocessors));
-    aloneTime.push_back(time > 0 ? time : waves);
   }
   double gamma = overlapPenalty(kinds);
-  double baseline = 0;
-  for (double t : aloneTime)
-    baseline += t;
+  double baseline = 0, longestAlone = 0;
+  for (const AloneKernel &kernel : alone) {
+    baseline += kernel.timeMs;
+    longestAlone = std::max(longestAlone, kernel.timeMs);
+  }
+  double contention = longestAlone + gamma * (baseline - longestAlone);
 
   // The candidates.
   std::vector<FusionPlan> plans;
@@ -291,35 +419,42 @@ hfuse::evaluateCandidates(ModuleOp root, const FusionPlan &base,
       candidate.reason = "a fused block does not fit on an SM";
       return candidate;
     }
-    int64_t period = 0;
-    for (const PartPlan &part : plan.parts)
-      period += part.ratio;
-    double longest = 0, sum = 0;
+    // The parts as planned (a resized part has more or fewer blocks).
+    SmallVector<AloneKernel> parts(alone);
+    SmallVector<int64_t> ratio;
+    for (auto [i, part] : llvm::enumerate(plan.parts)) {
+      ratio.push_back(std::max<int64_t>(part.ratio, 1));
+      if (part.getThreads() != base.parts[i].getThreads()) {
+        // A resized grid-stride kernel does the same work in blocks of
+        // another size: per SM it has as many threads as before.
+        double scale = double(base.parts[i].getThreads()) / part.getThreads();
+        parts[i].blocks = std::max<int64_t>(part.getBlocks(), 1);
+        parts[i].blocksPerSM = std::max<int64_t>(
+            int64_t(double(parts[i].blocksPerSM) * scale), 1);
+        for (auto &point : parts[i].sweep)
+          point.first *= scale;
+      }
+    }
+    double slotModel =
+        plan.strategy == FusionStrategy::Thread
+            ? predictThreadSplit(parts, candidate.occupancy,
+                                 limits.multiprocessors)
+            : predictBlockLevel(parts, ratio, candidate.occupancy,
+                                limits.multiprocessors);
+    double predicted = std::max(slotModel, contention);
     std::string shares;
     llvm::raw_string_ostream os(shares);
-    for (auto [i, part] : llvm::enumerate(plan.parts)) {
-      const PartPlan &original = base.parts[i];
-      double residentBlocks =
-          plan.strategy == FusionStrategy::Thread
-              ? double(candidate.occupancy)
-              : double(candidate.occupancy) * part.ratio / period;
-      double share = residentBlocks * part.getThreads() /
-                     (double(aloneOccupancy[i]) * original.getThreads());
-      // A kernel keeps its speed down to half its warps alone (most are
-      // saturated there), then slows with the square root of its share.
-      double time = aloneTime[i] / std::sqrt(std::min(share / 0.5, 1.0));
-      longest = std::max(longest, time);
-      sum += time;
-      os << (i ? ", " : "") << llvm::formatv("{0:f2}", std::min(share, 1.0));
-    }
-    double predicted = longest + gamma * (sum - longest);
+    for (auto [i, part] : llvm::enumerate(parts))
+      os << (i ? ", " : "")
+         << llvm::formatv("{0:f3}", part.timeAt(double(candidate.occupancy)));
     if (plan.strategy == FusionStrategy::Dynamic)
       predicted *= 1.01; // a ticket per block
     predicted *= 1.0 + double(candidate.spillBytes) / 256.0;
     candidate.predictedMs = predicted;
     candidate.explanation =
         llvm::formatv("kernels are {0}; fused block {1} threads, {2} "
-                      "registers, {3} blocks/SM, warp shares vs alone {4}",
+                      "registers, {3} blocks/SM; each alone at {3} blocks/SM "
+                      "{4}; slot model {5:f3}, contention bound {6:f3}",
                       [&] {
                         std::string k;
                         for (auto [i, kind] : llvm::enumerate(kinds))
@@ -327,7 +462,7 @@ hfuse::evaluateCandidates(ModuleOp root, const FusionPlan &base,
                         return k;
                       }(),
                       layout.blockThreads, candidate.registers,
-                      candidate.occupancy, shares)
+                      candidate.occupancy, shares, slotModel, contention)
             .str();
     return candidate;
   };

@@ -63,6 +63,9 @@ struct KernelRequest {
   std::optional<double> timeMs;
   bool resizable = false;
   Location loc;
+  /// From profile=: blocks per SM alone and the occupancy sweep.
+  int64_t blocksPerSM = 0;
+  std::vector<std::pair<int64_t, double>> sweep;
 };
 
 struct HFusePlanPass : public gpuopt::impl::HFusePlanBase<HFusePlanPass> {
@@ -175,7 +178,8 @@ HFusePlanPass::gatherRequests(SmallVectorImpl<KernelRequest> &requests,
 }
 
 /// Each kernel's time alone from a `gpu-run --json` report: its entry in
-/// "kernels" whose "label" or "kernel" matches.
+/// "kernels" whose "label" or "kernel" matches, with the times at fewer
+/// blocks per SM where the report has them (`gpu-run --occupancy-sweep`).
 LogicalResult
 HFusePlanPass::readProfile(SmallVectorImpl<KernelRequest> &requests) {
   if (profile.empty())
@@ -198,8 +202,7 @@ HFusePlanPass::readProfile(SmallVectorImpl<KernelRequest> &requests) {
                           << "' has no \"kernels\" array (expected a gpu-run "
                              "--json report)";
   for (KernelRequest &request : requests) {
-    if (request.timeMs)
-      continue;
+    bool found = false;
     for (const llvm::json::Value &entry : *entries) {
       const llvm::json::Object *object = entry.getAsObject();
       if (!object)
@@ -209,25 +212,52 @@ HFusePlanPass::readProfile(SmallVectorImpl<KernelRequest> &requests) {
       if (label != StringRef(request.kernel) &&
           kernel != StringRef(request.kernel))
         continue;
-      if (const llvm::json::Object *time = object->getObject("time"))
-        if (std::optional<double> median = time->getNumber("median_ms"))
-          request.timeMs = *median;
+      found = true;
+      if (!request.timeMs)
+        if (const llvm::json::Object *time = object->getObject("time"))
+          if (std::optional<double> median = time->getNumber("median_ms"))
+            request.timeMs = *median;
+      const llvm::json::Object *occupancy = object->getObject("occupancy");
+      if (!occupancy)
+        break;
+      request.blocksPerSM =
+          occupancy->getInteger("blocks_per_sm").value_or(0);
+      if (const llvm::json::Array *sweep = occupancy->getArray("sweep"))
+        for (const llvm::json::Value &point : *sweep) {
+          const llvm::json::Object *p = point.getAsObject();
+          const llvm::json::Object *time = p ? p->getObject("time") : nullptr;
+          std::optional<int64_t> blocks =
+              p ? p->getInteger("blocks_per_sm") : std::nullopt;
+          std::optional<double> median =
+              time ? time->getNumber("median_ms") : std::nullopt;
+          if (!blocks || !median || *blocks <= 0 || *median <= 0)
+            return emitError(loc)
+                   << "profile '" << profile << "': a sweep point of '"
+                   << request.kernel
+                   << "' lacks \"blocks_per_sm\" or \"time\".\"median_ms\"";
+          request.sweep.push_back({*blocks, *median});
+        }
+      llvm::sort(request.sweep);
+      break;
     }
     if (!request.timeMs)
       return emitError(loc) << "profile '" << profile << "' has no time for '"
-                            << request.kernel << "'";
+                            << request.kernel << "'"
+                            << (found ? "" : " (no entry with that label or "
+                                             "kernel name)");
   }
   return success();
 }
 
 /// Small integers proportional to the grids, so that every kernel's blocks
-/// are spread over the whole run: the period stays at most 16 blocks.
+/// are spread over the whole run and the kernels finish together: each at
+/// most 64.
 static SmallVector<int64_t> fitRatio(ArrayRef<int64_t> blocks) {
   int64_t smallest = *llvm::min_element(blocks);
   SmallVector<int64_t> ratio;
   for (int64_t n : blocks)
     ratio.push_back(std::max<int64_t>(
-        1, std::min<int64_t>(15, (n + smallest / 2) / std::max<int64_t>(smallest, 1))));
+        1, std::min<int64_t>(64, (n + smallest / 2) / std::max<int64_t>(smallest, 1))));
   return ratio;
 }
 
@@ -322,11 +352,15 @@ void HFusePlanPass::runOnOperation() {
   ModelOptions modelOptions;
   modelOptions.chip = chip;
   modelOptions.ptxas = ptxas;
-  SmallVector<double> times;
-  for (const KernelRequest &request : requests)
-    times.push_back(request.timeMs.value_or(-1.0));
+  SmallVector<KernelProfile> profiles;
+  for (const KernelRequest &request : requests) {
+    KernelProfile &p = profiles.emplace_back();
+    p.timeMs = request.timeMs.value_or(-1.0);
+    p.blocksPerSM = request.blocksPerSM;
+    p.sweep = request.sweep;
+  }
   FailureOr<std::vector<Candidate>> candidates =
-      evaluateCandidates(root, base, resizable, times, cap, modelOptions);
+      evaluateCandidates(root, base, resizable, profiles, cap, modelOptions);
   if (failed(candidates))
     return signalPassFailure();
   numCandidates += candidates->size();
@@ -344,9 +378,10 @@ void HFusePlanPass::runOnOperation() {
       diag.attachNote(loc) << candidate.describe() << ": " << candidate.reason;
     return signalPassFailure();
   }
-  if (best->predictedMs >= best->baselineMs * 0.99) {
-    emitError(remarkLoc) << "hfuse: not fusing: every candidate is predicted to be "
-                      "slower than running the kernels apart (best: "
+  if (best->predictedMs > best->baselineMs * (1.0 - minGain)) {
+    emitError(remarkLoc) << "hfuse: not fusing: no candidate is predicted to be "
+                         << llvm::formatv("{0:f0}", minGain * 100)
+                         << "% faster than running the kernels apart (best: "
                    << best->describe() << ", "
                    << llvm::formatv("{0:f3}", best->predictedMs)
                    << " vs apart " << llvm::formatv("{0:f3}", best->baselineMs)
@@ -383,6 +418,7 @@ struct HFusePass : public gpuopt::impl::HFuseBase<HFusePass> {
     options.chip = chip;
     options.ptxas = ptxas;
     options.candidatesOut = candidatesOut;
+    options.minGain = minGain;
     OpPassManager pm(ModuleOp::getOperationName());
     pm.addPass(createHFusePlan(options));
     pm.addPass(createHFuseApply());

@@ -35,6 +35,17 @@ struct DeviceLimits {
                     int64_t sharedBytes) const;
 };
 
+/// One kernel alone, from a `gpu-run --json` profile: its time at its own
+/// occupancy and, with `--occupancy-sweep`, at fewer blocks per SM.
+struct KernelProfile {
+  /// Median time alone; < 0 when unknown.
+  double timeMs = -1;
+  /// Blocks per SM alone (the driver's count); 0 when unknown.
+  int64_t blocksPerSM = 0;
+  /// (blocks per SM, ms) measured below blocksPerSM, ascending.
+  std::vector<std::pair<int64_t, double>> sweep;
+};
+
 struct Candidate {
   FusionPlan plan;
   bool feasible = true;
@@ -52,12 +63,13 @@ struct Candidate {
 
 /// Builds and predicts every candidate around `base` (whose parts have their
 /// blocks, grids and a fitted ratio). `resizable[i]` allows other splits of
-/// kernel i; `timesMs[i] < 0` means unknown (waves are used instead);
-/// `cap >= 0` fixes the register cap. Sorted by predicted time.
+/// kernel i; `profiles[i]` is what is known of kernel i alone (without a
+/// time, its number of waves stands in); `cap >= 0` fixes the register cap.
+/// Sorted by predicted time.
 mlir::FailureOr<std::vector<Candidate>>
 evaluateCandidates(mlir::ModuleOp root, const FusionPlan &base,
                    llvm::ArrayRef<bool> resizable,
-                   llvm::ArrayRef<double> timesMs, int64_t cap,
+                   llvm::ArrayRef<KernelProfile> profiles, int64_t cap,
                    const ModelOptions &options);
 
 /// Writes the candidates as a JSON array to `path`.

@@ -1,0 +1,1 @@
+"""Python side of gpu-opt: launching and searching fused kernels."""

@@ -1,0 +1,95 @@
+"""gpu-run argument specs and the fused kernel's arguments.
+
+A fused kernel takes its parts' parameters, concatenated and deduplicated as
+its launch manifest's `fused_from[p].arg_map` says; map_args() turns the
+originals' gpu-run argument specs (buf:TYPE:COUNT:INIT, scalar:TYPE:VALUE,
+...) into the fused kernel's, in parameter order.
+"""
+
+import math
+
+TYPE_SIZE = {"u8": 1, "s8": 1, "i8": 1, "u16": 2, "s16": 2, "i16": 2, "f16": 2,
+             "bf16": 2, "u32": 4, "s32": 4, "i32": 4, "f32": 4, "u64": 8,
+             "s64": 8, "i64": 8, "f64": 8}
+
+
+def parse_arg(spec):
+    """A gpu-run argument spec as a dict: kind buf (type, count, init),
+    scalar (type, value), null or bytes."""
+    parts = spec.split(":")
+    if parts[0] == "buf":
+        count = math.prod(int(x) for x in parts[2].split("*"))
+        return {"kind": "buf", "type": parts[1], "count": count, "init": parts[3],
+                "bytes": count * TYPE_SIZE.get(parts[1], 1)}
+    if parts[0] == "scalar":
+        return {"kind": "scalar", "type": parts[1], "value": ":".join(parts[2:])}
+    return {"kind": parts[0]}
+
+
+class MappingError(Exception):
+    pass
+
+
+def fused_kernel(manifest):
+    kernels = manifest.get("kernels") or []
+    if len(kernels) != 1:
+        raise MappingError(f"the manifest has {len(kernels)} kernels, expected 1")
+    return kernels[0]
+
+
+def part_order(kernel, entries):
+    """fused_from index of each original (A, B): by entry name when the
+    names tell them apart, else in order."""
+    parts = kernel.get("fused_from") or []
+    if len(parts) != len(entries):
+        raise MappingError(f"fused_from has {len(parts)} parts, expected {len(entries)}")
+    names = [p.get("kernel") for p in parts]
+    if len(set(entries)) == len(entries) and sorted(names) == sorted(entries):
+        return [names.index(e) for e in entries]
+    return list(range(len(entries)))
+
+
+def extra_arg(param):
+    """An argument for a fused parameter that no original argument feeds (a
+    scheduler counter, say): a zeroed 4 KiB buffer for 8-byte integers and
+    pointers, else a zero scalar."""
+    ty = param.get("type", "u64")
+    if param.get("kind") == "pointer" or ty in ("u64", "b64", "s64"):
+        return "buf:u32:1024:zero"
+    if param.get("kind") == "bytes":
+        return "bytes:" + "00" * int(param.get("size", 0))
+    ty = {"b8": "u8", "b16": "u16", "b32": "u32"}.get(ty, ty)
+    return f"scalar:{ty}:0"
+
+
+def map_args(manifest, entries, original_args):
+    """The fused kernel's argument specs in parameter order, placing argument
+    i of original p at fused_from[p].arg_map[i]. Returns (args, notes, where)
+    with where[p][i] = fused index. Buffers must not share a parameter."""
+    kernel = fused_kernel(manifest)
+    params = kernel.get("params") or []
+    order = part_order(kernel, entries)
+    fused = [None] * len(params)
+    where = []
+    for p, args in enumerate(original_args):
+        part = kernel["fused_from"][order[p]]
+        amap = part.get("arg_map") or []
+        if len(amap) != len(args):
+            raise MappingError(f"part {order[p]} ({part.get('kernel')}): arg_map has "
+                               f"{len(amap)} entries, the original takes {len(args)}")
+        for i, (fi, a) in enumerate(zip(amap, args)):
+            if not 0 <= fi < len(params):
+                raise MappingError(f"part {order[p]}: arg_map[{i}] = {fi} is not a "
+                                   f"parameter (the kernel has {len(params)})")
+            if fused[fi] is not None and (fused[fi] != a or parse_arg(a)["kind"] == "buf"):
+                raise MappingError(f"fused parameter {fi} receives both {fused[fi]!r} "
+                                   f"and {a!r}")
+            fused[fi] = a
+        where.append(list(amap))
+    notes = []
+    for fi, a in enumerate(fused):
+        if a is None:
+            fused[fi] = extra_arg(params[fi])
+            notes.append(f"fused parameter {fi} ({params[fi].get('name')}) receives no "
+                         f"original argument: passing {fused[fi]}")
+    return fused, notes, where
