@@ -312,7 +312,9 @@ def test_analyse():
     assert dl["variants"]["auto"]["from"] == "alone"
     assert dl["exhaustive"]["within_3pct"] is True
     assert s["geomean_speedup_auto"] == pytest.approx(math.sqrt(7.0 / 6.2 * 0.16 / 0.158))
-    assert s["auto_faster_1pct"] == 2 and s["auto_slower_1pct"] == 0
+    assert s["auto_above_1_01"] == 2 and s["auto_below_0_99"] == 0
+    assert s["mean_overlap_auto_or_apart_memory_compute"] == pytest.approx((7.7 - 6.2) / 1.9)
+    assert s["geomean_speedup_auto_long_mixed_declined_as_1"] == pytest.approx(7.0 / 6.2)
     assert s["memory_compute_pairs"] == ["ethash_like+blake2b"]
     assert s["mean_overlap_auto_memory_compute"] == pytest.approx((7.7 - 6.2) / 1.9)
     assert s["geomean_speedup_auto_long_mixed"] == pytest.approx(7.0 / 6.2)
