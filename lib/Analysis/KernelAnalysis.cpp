@@ -203,8 +203,13 @@ void KernelAnalysis::analyzeInstruction(InstOp inst, bool inDeviceFunction) {
         continue;
       if (auto sym = dyn_cast<FlatSymbolRefAttr>(operand)) {
         StringRef name = sym.getValue();
+        // CUDA 12+ spells the device runtime's entry points
+        // __cudaCDP2LaunchDeviceV2 and __cudaCDP2GetParameterBufferV2.
+        name.consume_front("__cudaCDP2");
         if (name.starts_with("cudaLaunchDevice") ||
             name.starts_with("cudaGetParameterBuffer") ||
+            name.starts_with("LaunchDevice") ||
+            name.starts_with("GetParameterBuffer") ||
             name.starts_with("cudaCGGetIntrinsicHandle"))
           dynamicParallelism = true;
       } else {
@@ -214,7 +219,10 @@ void KernelAnalysis::analyzeInstruction(InstOp inst, bool inDeviceFunction) {
     }
     return;
   }
-  if (inst.hasModifier("shared::cluster") || opcode == "mapa")
+  // Another CTA's shared memory is reached only through an address from
+  // mapa (or a multicast copy): `.shared::cluster` alone, as on every TMA
+  // copy nvcc emits, names the CTA's own window outside a cluster launch.
+  if (opcode == "mapa" || inst.hasModifier("multicast::cluster"))
     clusters = true;
   if (opcode == "wgmma" || opcode == "setmaxnreg")
     warpgroup = true;
@@ -318,5 +326,18 @@ std::string KernelAnalysis::getFusionHazard() const {
              "which a counted barrier of its part would wait for";
   if (indirectCalls)
     return "it makes indirect calls, whose targets cannot be analysed";
+  // The CUDA runtime's device-side system calls neither read the thread's
+  // position nor wait at barriers; any other body lives in another module
+  // (separate compilation) and may do both.
+  for (const auto &callee : externalCallees) {
+    StringRef name = callee.getKey();
+    if (llvm::is_contained({"vprintf", "__assertfail", "malloc", "free"},
+                           name))
+      continue;
+    return ("it calls '" + name +
+            "', whose body is in another module (separate compilation) and "
+            "cannot be checked: give its definition in the same PTX")
+        .str();
+  }
   return "";
 }

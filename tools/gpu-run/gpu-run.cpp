@@ -24,6 +24,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <sstream>
 
 using namespace gpuopt::runtime;
@@ -121,7 +122,8 @@ Run spec (--spec FILE):
    "groups": [{"name": "a+b", "kernels": ["a", "b"],
                "modes": ["alone", "serial", "concurrent", "graph"],
                "also": ["fused"]}]}
-  Every kernel is timed alone; each group in its modes (default: serial and
+  Every kernel is timed alone (unless "time_alone": false, for a kernel
+  timed only as a group's "also"); each group in its modes (default: serial and
   concurrent): "alone" times each of the group's kernels alone again,
   "serial", "concurrent" and "graph" time them together as --serial,
   --concurrent and --graph do. "also" names further kernels to time alone in
@@ -153,6 +155,8 @@ struct KernelSpec {
   std::optional<uint64_t> Smem;
   std::vector<ArgSpec> Args;
   std::vector<std::pair<unsigned, std::string>> Outs;
+  /// Time the kernel alone too, not only in the groups that name it.
+  bool TimeAlone = true;
 
   // Resolved before the GPU is touched (except a cubin's layout).
   KernelInfo Kernel;
@@ -185,7 +189,9 @@ struct Options {
 struct Prepared {
   const Function *Fn = nullptr;
   std::vector<DeviceBuffer> Buffers; // One per argument; empty if not a buffer.
-  std::vector<std::vector<uint8_t>> HostInit; // Kept for re-initialisation.
+  /// Kept for re-initialisation; shared between arguments of the same text
+  /// (the contents are a function of it).
+  std::vector<std::shared_ptr<const std::vector<uint8_t>>> HostInit;
   std::unique_ptr<ArgPack> Args;
 };
 
@@ -386,7 +392,7 @@ void readSpecFile(Options &O) {
     const json &KJ = Kernels[I];
     Keys(KJ, P,
          {"label", "module", "kernel", "manifest", "grid", "block", "smem",
-          "args", "out"});
+          "args", "out", "time_alone"});
     KernelSpec K;
     if (!KJ.contains("module"))
       Fail(P + ".module", "missing");
@@ -413,6 +419,11 @@ void readSpecFile(Options &O) {
           Fail(AP, A.status().message());
         K.Args.push_back(std::move(*A));
       }
+    }
+    if (KJ.contains("time_alone")) {
+      if (!KJ["time_alone"].is_boolean())
+        Fail(P + ".time_alone", "expected true or false");
+      K.TimeAlone = KJ["time_alone"].get<bool>();
     }
     if (KJ.contains("out")) {
       if (!KJ["out"].is_object())
@@ -614,7 +625,7 @@ Status initialise(const KernelSpec &K, Prepared &P) {
       break;
     default:
       if (Status S =
-              P.Buffers[I].upload(P.HostInit[I].data(), P.HostInit[I].size()))
+              P.Buffers[I].upload(P.HostInit[I]->data(), P.HostInit[I]->size()))
         return S;
       break;
     }
@@ -741,15 +752,25 @@ int main(int Argc, char **Argv) {
   // Host-side initial contents (random numbers, files) before the GPU. The
   // context is declared first so that it outlives the buffers.
   std::unique_ptr<Context> Ctx;
+  // A fused kernel's arguments repeat its parts' texts: fill each distinct
+  // text once (a search times many candidates over gigabyte buffers).
   std::vector<Prepared> Preps(O.Specs.size());
+  std::map<std::string, std::shared_ptr<const std::vector<uint8_t>>> Filled;
   for (size_t S = 0; S < O.Specs.size(); ++S) {
     const KernelSpec &K = O.Specs[S];
     Preps[S].HostInit.resize(K.Args.size());
     for (size_t I = 0; I < K.Args.size(); ++I) {
       const ArgSpec &A = K.Args[I];
-      if (A.isBuffer() && A.Initial != ArgSpec::Init::Zero &&
-          A.Initial != ArgSpec::Init::Out)
-        check(initHostBuffer(A, Preps[S].HostInit[I]));
+      if (!A.isBuffer() || A.Initial == ArgSpec::Init::Zero ||
+          A.Initial == ArgSpec::Init::Out)
+        continue;
+      auto &Shared = Filled[A.Text];
+      if (!Shared) {
+        auto Data = std::make_shared<std::vector<uint8_t>>();
+        check(initHostBuffer(A, *Data));
+        Shared = std::move(Data);
+      }
+      Preps[S].HostInit[I] = Shared;
     }
   }
 
@@ -997,6 +1018,8 @@ int main(int Argc, char **Argv) {
       return J;
     };
     for (size_t S = 0; S < O.Specs.size(); ++S) {
+      if (!O.Specs[S].TimeAlone)
+        continue;
       Stats St = TimeAlone(S);
       std::printf("time %s: %s, %u runs after %u warm-up\n",
                   O.Specs[S].Label.c_str(), formatStats(St).c_str(), O.Repeat,

@@ -7,6 +7,7 @@
 #ifndef GPUOPT_TRANSFORMS_PASSES_H
 #define GPUOPT_TRANSFORMS_PASSES_H
 
+#include "gpuopt/Analysis/Passes.h"
 #include "ptx/IR/PTX.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -22,6 +23,7 @@ namespace gpuopt {
 
 /// Registers every gpu-opt pass and pipeline.
 inline void registerAllPasses() {
+  registerGPUOptAnalysisPasses();
   registerGPUOptTransformsPasses();
 }
 

@@ -375,7 +375,7 @@ void HFusePlanPass::runOnOperation() {
     InFlightDiagnostic diag = emitError(remarkLoc)
                               << "hfuse: no way to fuse these kernels";
     for (const Candidate &candidate : *candidates)
-      diag.attachNote(loc) << candidate.describe() << ": " << candidate.reason;
+      diag.attachNote() << candidate.describe() << ": " << candidate.reason;
     return signalPassFailure();
   }
   if (best->predictedMs > best->baselineMs * (1.0 - minGain)) {
