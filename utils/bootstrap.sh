@@ -3,7 +3,8 @@
 #
 # Installs: cmake, ninja, g++, LLVM/MLIR 22 (llvm-22-dev libmlir-22-dev
 # mlir-22-tools), yaml-cpp; and, when no ptxas is found, NVIDIA's ptxas wheel
-# (requirements-test.txt). Exports GPUOPT_ROOT, BUILD_DIR and PTXAS.
+# (requirements-test.txt); numpy and pytest for the Python tests
+# (gpuopt_install_pytest). Exports GPUOPT_ROOT, BUILD_DIR and PTXAS.
 
 GPUOPT_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD_DIR=${BUILD_DIR:-$GPUOPT_ROOT/build}
@@ -40,6 +41,14 @@ gpuopt_find_ptxas() {
   # NVIDIA's wheel ships ptxas; install it into the first python3 on PATH.
   python3 -m pip install -q -r "$GPUOPT_ROOT/requirements-test.txt" >&2 || return 1
   python3 -c 'import nvidia, os; print(os.path.join(nvidia.__path__[0], "cu13", "bin", "ptxas"))'
+}
+
+# numpy and pytest for the Python tests, at the pins of requirements-test.txt,
+# into the first python3 on PATH.
+gpuopt_install_pytest() {
+  python3 -c 'import numpy, pytest' 2>/dev/null && return 0
+  grep -E '^(numpy|pytest)==' "$GPUOPT_ROOT/requirements-test.txt" |
+    xargs python3 -m pip install -q
 }
 
 gpuopt_build() {

@@ -66,7 +66,8 @@ def load_kernels(spec_path):
     if len(kernels) < 2:
         raise SearchError(f"{spec_path}: needs at least two kernels to fuse, has "
                           f"{len(kernels)}")
-    base = os.path.dirname(os.path.abspath(spec_path))
+    # Relative paths are relative to the current directory, as gpu-run reads them.
+    base = os.getcwd()
     for k in kernels:
         if "module" in k and "kernel" not in k:
             k["kernel"] = only_entry(k["module"] if os.path.isabs(k["module"])
@@ -76,6 +77,9 @@ def load_kernels(spec_path):
                 raise SearchError(f"{spec_path}: kernel {k.get('label', '?')!r} has no "
                                   f"{key!r}")
         k.setdefault("label", k["kernel"])
+        if re.fullmatch(r"cand\d+", k["label"]):
+            raise SearchError(f"{spec_path}: label {k['label']!r} is the name of a "
+                              "candidate; label the kernel otherwise")
         if not os.path.isabs(k["module"]):
             k["module"] = os.path.normpath(os.path.join(base, k["module"]))
     return kernels
@@ -146,6 +150,10 @@ def cmd_prepare(args):
     kernels = load_kernels(args.spec)
     out = os.path.abspath(args.out_dir)
     os.makedirs(out, exist_ok=True)
+    # What an earlier search left must not pass for this one's.
+    for name in os.listdir(out):
+        if re.fullmatch(r"(search|result|best|spec\d+|report\d+|cand\d+)\.(json|ptx)", name):
+            os.remove(os.path.join(out, name))
     base = base_options(kernels, args.profile, args.chip)
     cand_path = os.path.join(out, "candidates.json")
     if os.path.exists(cand_path):
@@ -178,7 +186,8 @@ def cmd_prepare(args):
     else:
         chosen = feasible[:args.top]
     if not chosen:
-        raise SearchError("no feasible candidate to measure")
+        log("the planner found no feasible candidate: nothing to measure")
+        return 3
     log(f"building {len(chosen)} of {len(feasible)} ranked candidates"
         + (" plus the ratio ladder" if args.exhaustive else ""))
     # Paths relative to the current folder, so that the folder can move to the
@@ -206,7 +215,8 @@ def cmd_prepare(args):
                 raise SearchError(f"{manifest}: {e}")
             launch = man["kernels"][0].get("launch", {})
             label = f"cand{i}"
-            spec_kernels.append({"label": label, "module": os.path.relpath(ptx),
+            spec_kernels.append({"label": label, "time_alone": False,
+                                 "module": os.path.relpath(ptx),
                                  "manifest": os.path.relpath(manifest),
                                  "kernel": man["kernels"][0]["name"], "args": fused_args})
             log(f"  [{i + 1}/{len(chosen)}] {c['description']}: built, grid "
@@ -214,6 +224,8 @@ def cmd_prepare(args):
         built.append({**c, "index": i, "label": f"cand{i}", "status": status,
                       "ptx": os.path.relpath(ptx) if status == "built" else None,
                       "message": message if status == "refused" else None})
+    if not any(c["status"] == "built" for c in built):
+        raise SearchError(f"gpu-opt built none of the {len(chosen)} candidates")
     # gpu-run gives every kernel its own buffers: as many candidates per
     # process as --max-gib holds, each process timing the kernels apart too.
     labels = [k["label"] for k in kernels]
@@ -259,6 +271,9 @@ def cmd_measure(args):
     out = os.path.abspath(args.out_dir)
     with open(os.path.join(out, "search.json")) as f:
         search = json.load(f)
+    for name in ("best.ptx", "best.json", "result.json"):
+        if os.path.exists(os.path.join(out, name)):
+            os.remove(os.path.join(out, name))
     built = [c for c in search["candidates"] if c["status"] == "built"]
     groups, device = [], "?"
     for n, spec in enumerate(search["specs"]):
@@ -270,16 +285,23 @@ def cmd_measure(args):
         r = subprocess.run(cmd, timeout=args.timeout)
         if r.returncode != 0 or not os.path.exists(report_path):
             raise SearchError(f"gpu-run failed (exit {r.returncode})")
-        with open(report_path) as f:
-            report = json.load(f)
-        device = report.get("device", {}).get("name", device)
-        groups.append(next(g for g in report["groups"] if g["name"] == "search"))
+        try:
+            with open(report_path) as f:
+                report = json.load(f)
+            device = report.get("device", {}).get("name", device)
+            groups.append(next(g for g in report.get("groups", [])
+                               if g.get("name") == "search"))
+        except (ValueError, StopIteration, AttributeError) as e:
+            raise SearchError(f"{report_path}: not a gpu-run report with a \"search\" "
+                              f"group ({type(e).__name__}: {e})")
     # The kernels apart were timed in every process: their median over them.
     baselines = {}
     for m in ("serial", "concurrent", "graph"):
         times = sorted(median(g.get(m)) for g in groups if median(g.get(m)))
         if times:
             baselines[m] = times[len(times) // 2]
+    if not baselines:
+        raise SearchError("gpu-run timed none of serial, concurrent and graph")
     best_base = min(baselines.values())
     also = {label: t for g in groups for label, t in g.get("also", {}).items()}
     rows = []
@@ -302,8 +324,7 @@ def cmd_measure(args):
     # How far down the planner's ranking the best (within 3%) was.
     ranked = sorted((c for c in rows if c.get("source") == "planner"),
                     key=lambda c: c["rank"])
-    reach = next((i + 1 for i, c in enumerate(ranked) if c["ms"] <= fastest["ms"] * 1.03),
-                 None)
+    reach = next((c["rank"] + 1 for c in ranked if c["ms"] <= fastest["ms"] * 1.03), None)
     result = {"device": device, "baselines_ms": baselines, "best_baseline_ms": best_base,
               "measured": len(rows), "exhaustive": search.get("exhaustive"),
               "planner_declined": search.get("planner_declined"),
