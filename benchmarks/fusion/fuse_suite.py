@@ -1894,6 +1894,23 @@ def find_tool(name):
     return os.path.join(ROOT, "build", "bin", name)
 
 
+def cmd_search_specs(args):
+    """DIR/<a>__<b>.json per pair: the two kernels as generate launched them,
+    without their output files."""
+    meta = load_json(os.path.join(args.dir, "variants.json"))
+    os.makedirs(args.out_dir, exist_ok=True)
+    for p in meta["pairs"]:
+        if args.only and args.only not in p["name"]:
+            continue
+        kernels = [{k: v for k, v in meta["kernels"][label].items() if k != "out"}
+                   for label in (p["a"], p["b"])]
+        path = os.path.join(args.out_dir, f"{p['a']}__{p['b']}.json")
+        with open(path, "w") as f:
+            json.dump({"kernels": kernels}, f, indent=1)
+        log(f"wrote {rel_to_root(path)}")
+    return 0
+
+
 def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -1970,8 +1987,15 @@ def main(argv=None):
     pr.add_argument("--max-gib", type=float, default=40.0,
                     help="buffer memory per gpu-run process")
     pr.add_argument("--timeout", type=int, default=900)
+    ss = sub.add_parser("search-specs", help="write each pair's two kernels as a gpu-run "
+                        "spec, the input of python/gpuopt/hfuse_search.py (no GPU)")
+    ss.add_argument("--dir", default=os.path.join(ROOT, "build", "fusion"))
+    ss.add_argument("--out-dir", default=os.path.join(ROOT, "build", "search-in"))
+    ss.add_argument("--only", default=None, help="only pairs whose name contains this")
     args = ap.parse_args(argv)
     rest = argv[1:]
+    if args.cmd == "search-specs":
+        return cmd_search_specs(args)
     if args.cmd == "profile":
         return cmd_profile(args, rest)
     if args.cmd == "generate":

@@ -554,6 +554,12 @@ def test_end_to_end(tmp_path, monkeypatch, capsys):
                     os.path.join(fs.ROOT, "docs", "results", "baselines-h100.json")]) == 0
     meta = json.loads((d / "variants.json").read_text())
     by_id = {v["id"]: v for v in meta["variants"]}
+    # The pair as hfuse_search's input: both kernels, no output files.
+    assert fs.main(["search-specs", "--dir", str(d), "--out-dir", str(tmp_path / "si")]) == 0
+    spec = json.loads((tmp_path / "si" / "im2col__histogram.json").read_text())
+    assert [k["label"] for k in spec["kernels"]] == ["im2col", "histogram"]
+    assert spec["kernels"][0]["args"] == meta["kernels"]["im2col"]["args"]
+    assert all("out" not in k for k in spec["kernels"])
     # ptxas's refusal to assemble a variant is recorded, not run.
     fitted = [i for i in by_id if "/dynamic-" in i and not i.endswith("/dynamic-1-1")]
     assert fitted

@@ -641,3 +641,24 @@ def test_report_without_search_group(env, capsys):
                     "'{\"groups\": []}' > \"$2\"; shift; done\n")
     assert env.measure() == 2
     assert 'not a gpu-run report with a "search" group' in capsys.readouterr().err
+
+
+def test_report(env, capsys):
+    """report: the planner's top against the fastest of all, and how far down
+    its ranking one must measure."""
+    assert env.prepare("--exhaustive") == 0
+    env.times(candidates={"strategy=dynamic ratio=1,64": 1.0, "strategy=thread": 1.02},
+              default=1.5)
+    assert env.measure() == 0
+    assert hs.main(["report", "out", "--out", "r.md", "--command", "CMD"]) == 0
+    md = (env.dir / "r.md").read_text()
+    rows = env.json("r.json")["pairs"]
+    assert len(rows) == 1
+    r = rows[0]
+    assert r["fastest"] == "dynamic 1:64" and r["fastest_ms"] == 1.0
+    assert r["top"] == "interleave 1:8" and r["top_ms"] == 1.5
+    assert r["reach"] == 2  # the thread split, second, is within 3%
+    assert "- Command: `CMD`" in md
+    assert "within 3% of the exhaustive best in 0 of 1 pairs; measuring its top 2" in md
+    assert "| a+b | " in md and "| dynamic 1:64 | 1.0000 |" in md
+    assert hs.main(["report", "missing"]) == 2
