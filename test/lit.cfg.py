@@ -19,6 +19,7 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment(
     "PATH", [config.gpuopt_tools_dir, config.llvm_tools_dir], append_path=True)
 config.substitutions.append(("%gpuopt_src_root", config.gpuopt_src_root))
+config.substitutions.append(("%gpuopt_tools_dir", config.gpuopt_tools_dir))
 config.substitutions.append(("%python", shutil.which("python3") or "python3"))
 
 llvm_config.add_tool_substitutions(
