@@ -7,23 +7,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "gpuopt/Analysis/KernelAnalysis.h"
+#include "ptx/IR/PTXSyntax.h"
 
 #include "llvm/ADT/StringMap.h"
-#include "llvm/ADT/StringSwitch.h"
 
 using namespace mlir;
 using namespace gpuopt;
 using namespace gpuopt::ptx;
-
-uint64_t gpuopt::getPTXTypeSize(StringRef type) {
-  return llvm::StringSwitch<uint64_t>(type)
-      .Cases({".b8", ".u8", ".s8"}, 1)
-      .Cases({".b16", ".u16", ".s16", ".f16", ".bf16"}, 2)
-      .Cases({".b32", ".u32", ".s32", ".f32", ".f16x2", ".bf16x2"}, 4)
-      .Cases({".b64", ".u64", ".s64", ".f64"}, 8)
-      .Case(".b128", 16)
-      .Default(0);
-}
 
 void gpuopt::walkOperandLeaves(Attribute operand,
                                llvm::function_ref<void(Attribute)> fn) {
@@ -128,7 +118,7 @@ void KernelAnalysis::analyzeFunction(Operation *function, bool isEntry) {
       return analyzeInstruction(inst, !isEntry);
     if (auto var = dyn_cast<VarOp>(op))
       if (var.getSpace() == ".shared") {
-        uint64_t bytes = getPTXTypeSize(var.getType()) *
+        uint64_t bytes = getTypeSize(var.getType()) *
                          std::max<int64_t>(1, var.getVector().value_or(1));
         for (int64_t dim : var.getDims())
           bytes *= dim;
@@ -163,7 +153,7 @@ void KernelAnalysis::noteSymbol(StringRef name) {
   }
   if (!staticShared.insert(global))
     return;
-  uint64_t bytes = getPTXTypeSize(global.getType()) *
+  uint64_t bytes = getTypeSize(global.getType()) *
                    std::max<int64_t>(1, global.getVector().value_or(1));
   for (int64_t dim : global.getDims())
     bytes *= dim;

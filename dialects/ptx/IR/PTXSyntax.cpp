@@ -13,6 +13,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -1319,6 +1320,16 @@ void gpuopt::ptx::printForwardDecl(ForwardDeclOp decl, llvm::raw_ostream &os) {
   if (auto directives = decl.getDirectives())
     for (Attribute d : *directives)
       os << ' ' << cast<StringAttr>(d).getValue();
+}
+
+uint64_t gpuopt::ptx::getTypeSize(StringRef type) {
+  return llvm::StringSwitch<uint64_t>(type)
+      .Cases({".b8", ".u8", ".s8"}, 1)
+      .Cases({".b16", ".u16", ".s16", ".f16", ".bf16"}, 2)
+      .Cases({".b32", ".u32", ".s32", ".f32", ".f16x2", ".bf16x2"}, 4)
+      .Cases({".b64", ".u64", ".s64", ".f64"}, 8)
+      .Case(".b128", 16)
+      .Default(0);
 }
 
 ArrayAttr gpuopt::ptx::getHeaderDirectives(Operation *function) {

@@ -273,6 +273,9 @@ void printForwardDecl(ForwardDeclOp decl, llvm::raw_ostream &os);
 /// (`.maxntid 128, 1, 1`, `.noreturn`); null when there are none.
 mlir::ArrayAttr getHeaderDirectives(mlir::Operation *function);
 
+/// Bytes of a PTX fundamental type named with its dot (".u32"), or 0.
+uint64_t getTypeSize(llvm::StringRef type);
+
 } // namespace gpuopt::ptx
 
 #endif // GPUOPT_DIALECT_PTX_IR_PTXSYNTAX_H

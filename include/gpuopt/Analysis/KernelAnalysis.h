@@ -176,9 +176,6 @@ mlir::Attribute
 mapOperandLeaves(mlir::Attribute operand,
                  llvm::function_ref<mlir::Attribute(mlir::Attribute)> fn);
 
-/// Bytes of a PTX fundamental type written with its dot (`.u32`), or 0.
-uint64_t getPTXTypeSize(llvm::StringRef type);
-
 } // namespace gpuopt
 
 #endif // GPUOPT_ANALYSIS_KERNELANALYSIS_H

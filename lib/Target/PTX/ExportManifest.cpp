@@ -8,8 +8,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "gpuopt/Target/PTX/ExportPTX.h"
+#include "ptx/IR/PTXSyntax.h"
 
-#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
@@ -19,17 +19,6 @@ using namespace mlir;
 using namespace gpuopt;
 using namespace gpuopt::ptx;
 namespace json = llvm::json;
-
-/// Bytes of a PTX fundamental type named with its dot (".u32"), or 0.
-static uint64_t getTypeSize(StringRef type) {
-  return llvm::StringSwitch<uint64_t>(type)
-      .Cases({".b8", ".u8", ".s8"}, 1)
-      .Cases({".b16", ".u16", ".s16", ".f16", ".bf16"}, 2)
-      .Cases({".b32", ".u32", ".s32", ".f32", ".f16x2", ".bf16x2"}, 4)
-      .Cases({".b64", ".u64", ".s64", ".f64"}, 8)
-      .Case(".b128", 16)
-      .Default(0);
-}
 
 static json::Array getDims(ArrayRef<int32_t> dims) {
   json::Array result;
