@@ -147,8 +147,8 @@ void KernelAnalysis::noteSymbol(StringRef name) {
     return;
   if (global.getLinkage() == StringRef(".extern")) {
     if (dynamicShared.insert(global))
-      dynamicSharedAlign = std::max<uint64_t>(dynamicSharedAlign,
-                                              global.getAlign().value_or(1));
+      dynamicSharedAlign =
+          std::max<uint64_t>(dynamicSharedAlign, global.getAlign().value_or(1));
     return;
   }
   if (!staticShared.insert(global))
@@ -264,8 +264,8 @@ void KernelAnalysis::analyzeInstruction(InstOp inst, bool inDeviceFunction) {
 }
 
 bool KernelAnalysis::usesSpecialRegisterPrefix(StringRef prefix) const {
-  return llvm::any_of(sregs,
-                      [&](const auto &e) { return e.getKey().starts_with(prefix); });
+  return llvm::any_of(
+      sregs, [&](const auto &e) { return e.getKey().starts_with(prefix); });
 }
 
 llvm::StringSet<> KernelAnalysis::getSpecialRegistersOf(Operation *fn) const {
@@ -289,7 +289,8 @@ int64_t KernelAnalysis::getMaxBarrierId() const {
 }
 
 bool KernelAnalysis::hasDynamicBarrierIds() const {
-  return llvm::any_of(barriers, [](const BarrierUse &u) { return u.dynamicId; });
+  return llvm::any_of(barriers,
+                      [](const BarrierUse &u) { return u.dynamicId; });
 }
 
 std::string KernelAnalysis::getFusionHazard() const {
@@ -321,8 +322,7 @@ std::string KernelAnalysis::getFusionHazard() const {
   // (separate compilation) and may do both.
   for (const auto &callee : externalCallees) {
     StringRef name = callee.getKey();
-    if (llvm::is_contained({"vprintf", "__assertfail", "malloc", "free"},
-                           name))
+    if (llvm::is_contained({"vprintf", "__assertfail", "malloc", "free"}, name))
       continue;
     return ("it calls '" + name +
             "', whose body is in another module (separate compilation) and "

@@ -87,18 +87,18 @@ void printAnalysis(const KernelAnalysis &a, llvm::raw_ostream &os) {
 
   printList(os, "barriers", a.getBarriers(),
             [](llvm::raw_ostream &os, const BarrierUse &b) {
-    os << mnemonic(b.op) << " id ";
-    if (b.dynamicId)
-      os << "in a register";
-    else
-      os << *b.id;
-    if (b.countOperand < 0)
-      os << ", all threads";
-    else if (b.dynamicCount)
-      os << ", count in a register";
-    else
-      os << ", " << *b.count << " threads";
-  });
+              os << mnemonic(b.op) << " id ";
+              if (b.dynamicId)
+                os << "in a register";
+              else
+                os << *b.id;
+              if (b.countOperand < 0)
+                os << ", all threads";
+              else if (b.dynamicCount)
+                os << ", count in a register";
+              else
+                os << ", " << *b.count << " threads";
+            });
   printList(os, "mbarriers", a.getMbarrierInits(),
             [](llvm::raw_ostream &os, const MbarrierInit &m) {
               os << "init ";
@@ -109,10 +109,10 @@ void printAnalysis(const KernelAnalysis &a, llvm::raw_ostream &os) {
             });
   printList(os, "exits", a.getExits(),
             [](llvm::raw_ostream &os, const ExitUse &e) {
-    os << mnemonic(e.op);
-    if (e.inDeviceFunction)
-      os << " in " << e.op->getParentOfType<FuncOp>().getSymName();
-  });
+              os << mnemonic(e.op);
+              if (e.inDeviceFunction)
+                os << " in " << e.op->getParentOfType<FuncOp>().getSymName();
+            });
 
   os << "  shared: static " << a.getStaticSharedBytes() << " bytes";
   if (!a.getStaticShared().empty()) {
@@ -145,7 +145,8 @@ void printAnalysis(const KernelAnalysis &a, llvm::raw_ostream &os) {
   if (a.usesWarpgroupInstructions())
     features.push_back("warpgroup instructions");
   if (!a.getSetmaxnreg().empty())
-    features.push_back("setmaxnreg x" + std::to_string(a.getSetmaxnreg().size()));
+    features.push_back("setmaxnreg x" +
+                       std::to_string(a.getSetmaxnreg().size()));
   if (a.usesClusters())
     features.push_back("clusters");
   if (a.usesGridSync())

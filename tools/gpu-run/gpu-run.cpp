@@ -977,7 +977,8 @@ int main(int Argc, char **Argv) {
       const Function &Fn = *Preps[S].Fn;
       const DeviceInfo &DI = C.info();
       int Threads = int(K.Config.Block.X * K.Config.Block.Y * K.Config.Block.Z);
-      int Natural = take(activeBlocksPerSM(C, Fn, Threads, K.Config.DynamicSmem));
+      int Natural =
+          take(activeBlocksPerSM(C, Fn, Threads, K.Config.DynamicSmem));
       ojson J;
       J["blocks_per_sm"] = Natural;
       J["sweep"] = ojson::array();
@@ -993,8 +994,8 @@ int main(int Argc, char **Argv) {
           continue;
         int64_t PerBlock = DI.SharedPerMultiprocessor / Want;
         // The allocation granularity: round down so that Want blocks fit.
-        int64_t Pad = (PerBlock - DI.ReservedSharedPerBlock - Fn.StaticSmem) /
-                      128 * 128;
+        int64_t Pad =
+            (PerBlock - DI.ReservedSharedPerBlock - Fn.StaticSmem) / 128 * 128;
         if (Pad < int64_t(K.Config.DynamicSmem) ||
             Pad + Fn.StaticSmem > DI.MaxSharedPerBlockOptin)
           continue;
@@ -1005,8 +1006,8 @@ int main(int Argc, char **Argv) {
         Last = Got;
         LaunchItem It = Item(S);
         It.Config.DynamicSmem = uint64_t(Pad);
-        Stats St = take(timeGroup(C, {It}, GroupMode::Serial, Streams,
-                                  O.Warmup, O.Repeat));
+        Stats St = take(
+            timeGroup(C, {It}, GroupMode::Serial, Streams, O.Warmup, O.Repeat));
         check(syncAfter(C, "timing kernel '" + K.Label + "' at " +
                                std::to_string(Got) + " blocks per SM"));
         std::printf("time %s at %d of %d blocks per SM: %s\n", K.Label.c_str(),

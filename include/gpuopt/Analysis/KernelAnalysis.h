@@ -1,4 +1,5 @@
-//===- KernelAnalysis.h - What a kernel assumes about its launch -*- C++ -*-===//
+//===- KernelAnalysis.h - What a kernel assumes about its launch -*- C++
+//-*-===//
 //
 // One analysis of a `ptx.entry` and the device functions it calls, shared by
 // horizontal fusion and probes: the launch contract (block shape), which

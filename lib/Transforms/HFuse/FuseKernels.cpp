@@ -125,7 +125,7 @@ private:
   void emitTicketMap(StatementBuilder &sb, StringRef ticket, StringRef partReg,
                      StringRef localReg);
   void emitPartView(StatementBuilder &sb, PartContext &part,
-               const llvm::StringSet<> &used, StringRef blockIndexReg);
+                    const llvm::StringSet<> &used, StringRef blockIndexReg);
   LogicalResult rewritePartCode(Operation *container, PartContext &part,
                                 bool isEntryBody,
                                 const llvm::StringMap<std::string> &view);
@@ -344,8 +344,7 @@ void KernelFuser::emitPartView(StatementBuilder &sb, PartContext &part,
         sb.inst("rem.u32 " + y + ", " + y + ", " + Twine(dims[1]));
     }
     if (needs((prefix + ".z").str()))
-      sb.inst("div.u32 " + z + ", " + linear + ", " +
-              Twine(dims[0] * dims[1]));
+      sb.inst("div.u32 " + z + ", " + linear + ", " + Twine(dims[0] * dims[1]));
   };
   if (needsThread) {
     sb.reg(".b32", "%__hf_local_tid");
@@ -401,7 +400,8 @@ Attribute KernelFuser::rewriteOperand(Attribute operand, PartContext &part,
       uint64_t minus = addr.getMinus();
       if (part.dynamicSmemOffset)
         terms.push_back(part.dynamicSmemOffset);
-      return AddressAttr::get(ctx, FlatSymbolRefAttr::get(ctx, kDynamicSmemName),
+      return AddressAttr::get(ctx,
+                              FlatSymbolRefAttr::get(ctx, kDynamicSmemName),
                               terms, minus, addr.getIndices());
     }
   }
@@ -436,8 +436,7 @@ KernelFuser::rewritePartCode(Operation *container, PartContext &part,
       insts.push_back(inst);
     else if (auto locOp = dyn_cast<LocOp>(op); locOp && isEntryBody) {
       // Debug sections are dropped, so `.loc` keeps only file, line, column.
-      locOp.setFile(locOp.getFile() +
-                    fileOffsets[moduleOfPart[part.index]]);
+      locOp.setFile(locOp.getFile() + fileOffsets[moduleOfPart[part.index]]);
       locOp.removeExtraAttr();
     }
   });
@@ -452,8 +451,8 @@ KernelFuser::rewritePartCode(Operation *container, PartContext &part,
         modifiers.push_back(builder.getStringAttr("uni"));
       inst.setOpcode("bra");
       inst.setModifiersAttr(builder.getArrayAttr(modifiers));
-      inst.setPtxOperandsAttr(builder.getArrayAttr(
-          {LabelRefAttr::get(ctx, part.endLabel)}));
+      inst.setPtxOperandsAttr(
+          builder.getArrayAttr({LabelRefAttr::get(ctx, part.endLabel)}));
       continue;
     }
     bool needsDynamicOffset = false;
@@ -466,8 +465,7 @@ KernelFuser::rewritePartCode(Operation *container, PartContext &part,
       // `mov.u64 %rd1, smem` or `cvta.shared.u64 %rd1, smem`: add the
       // part's offset to the destination.
       bool isAddressOf = (opcode == "mov" || opcode == "cvta") &&
-                         operands.size() == 2 &&
-                         isa<RegisterAttr>(operands[0]);
+                         operands.size() == 2 && isa<RegisterAttr>(operands[0]);
       if (!isAddressOf) {
         inst.emitError("cannot fuse kernel '")
             << part.plan->kernel
@@ -569,8 +567,7 @@ void KernelFuser::buildEntry() {
     // hardware starts them in.
     sb.inst("setp.ne.u32 %__hf_skip, %__hf_tid, 0");
     sb.inst("@%__hf_skip bra $__hfuse_dispatched");
-    sb.inst(("atom.global.add.u32 %__hf_cta, [" + kTicketCounterName +
-             "], 1")
+    sb.inst(("atom.global.add.u32 %__hf_cta, [" + kTicketCounterName + "], 1")
                 .str());
     sb.inst(("st.shared.u32 [" + kTicketSharedName + "], %__hf_cta").str());
     sb.label("$__hfuse_dispatched");
@@ -648,10 +645,10 @@ void KernelFuser::buildEntry() {
                 .str());
     sb.inst("setp.ne.u32 %__hf_skip, %__hf_done, " + Twine(total - 1));
     sb.inst("@%__hf_skip bra $__hfuse_exit");
-    sb.inst(("st.relaxed.gpu.global.u32 [" + kTicketCounterName + "], 0")
-                .str());
-    sb.inst(("st.relaxed.gpu.global.u32 [" + kTicketCounterName + "+4], 0")
-                .str());
+    sb.inst(
+        ("st.relaxed.gpu.global.u32 [" + kTicketCounterName + "], 0").str());
+    sb.inst(
+        ("st.relaxed.gpu.global.u32 [" + kTicketCounterName + "+4], 0").str());
     sb.label("$__hfuse_exit");
   }
   sb.inst("ret");
@@ -696,7 +693,8 @@ FailureOr<PTXModuleOp> KernelFuser::run() {
     if (cast<StringAttr>(t).getValue() != "debug")
       target.push_back(t);
   for (auto module : root.getBody()->getOps<PTXModuleOp>())
-    if (module.getSymName() == plan.name && !llvm::is_contained(modules, module))
+    if (module.getSymName() == plan.name &&
+        !llvm::is_contained(modules, module))
       return emitError(loc) << "cannot name the fused kernel '" << plan.name
                             << "': a module of that name exists",
              failure();
@@ -754,14 +752,12 @@ FailureOr<PTXModuleOp> KernelFuser::run() {
   builder.setInsertionPointToStart(fused.getBodyBlock());
   auto declare = [&](StringRef name, StringRef linkage, StringRef space,
                      int64_t align, StringRef type, ArrayRef<int64_t> dims) {
-    GlobalOp::create(builder, loc, builder.getStringAttr(name),
-                     linkage.empty() ? StringAttr()
-                                     : builder.getStringAttr(linkage),
-                     builder.getStringAttr(space),
-                     builder.getI32IntegerAttr(align), IntegerAttr(),
-                     builder.getStringAttr(type),
-                     builder.getDenseI64ArrayAttr(dims), StringAttr(),
-                     ArrayAttr());
+    GlobalOp::create(
+        builder, loc, builder.getStringAttr(name),
+        linkage.empty() ? StringAttr() : builder.getStringAttr(linkage),
+        builder.getStringAttr(space), builder.getI32IntegerAttr(align),
+        IntegerAttr(), builder.getStringAttr(type),
+        builder.getDenseI64ArrayAttr(dims), StringAttr(), ArrayAttr());
   };
   if (llvm::any_of(analyses, [](const KernelAnalysis &a) {
         return !a.getDynamicShared().empty();
@@ -791,7 +787,8 @@ FailureOr<PTXModuleOp> KernelFuser::run() {
           used.insert(sreg.getKey());
       bool hasBarrier = false;
       func.walk([&](InstOp inst) {
-        hasBarrier |= inst.getOpcode() == "bar" || inst.getOpcode() == "barrier";
+        hasBarrier |=
+            inst.getOpcode() == "bar" || inst.getOpcode() == "barrier";
       });
       if (!rewritten.insert(func).second) {
         // Called by two parts of one module: one copy cannot serve both
@@ -835,9 +832,9 @@ FailureOr<PTXModuleOp> KernelFuser::run() {
                      : gridBlocks + part.plan->getBlocks();
     SmallVector<NamedAttribute> fields = {
         b.getNamedAttr("kernel", b.getStringAttr(part.plan->kernel)),
-        b.getNamedAttr("module",
-                       b.getStringAttr(modules[moduleOfPart[part.index]]
-                                           .getSymName())),
+        b.getNamedAttr(
+            "module",
+            b.getStringAttr(modules[moduleOfPart[part.index]].getSymName())),
         b.getNamedAttr("threads",
                        b.getDenseI64ArrayAttr(
                            {part.lo, part.lo + part.plan->getThreads()})),
@@ -845,21 +842,22 @@ FailureOr<PTXModuleOp> KernelFuser::run() {
         b.getNamedAttr("grid", b.getDenseI64ArrayAttr(part.plan->grid)),
         b.getNamedAttr("dynamic_smem_offset",
                        b.getI64IntegerAttr(part.dynamicSmemOffset)),
-        b.getNamedAttr("dynamic_smem",
-                       b.getI64IntegerAttr(
-                           std::max<int64_t>(part.plan->dynamicSmem, 0))),
+        b.getNamedAttr("dynamic_smem", b.getI64IntegerAttr(std::max<int64_t>(
+                                           part.plan->dynamicSmem, 0))),
         b.getNamedAttr("arg_map", b.getDenseI64ArrayAttr(argMap))};
     if (plan.strategy != FusionStrategy::Thread)
-      fields.push_back(b.getNamedAttr("ratio", b.getI64IntegerAttr(part.plan->ratio)));
+      fields.push_back(
+          b.getNamedAttr("ratio", b.getI64IntegerAttr(part.plan->ratio)));
     partInfos.push_back(b.getDictionaryAttr(fields));
   }
   fusedEntry->setAttr(
       kFusionInfoAttrName,
       b.getDictionaryAttr(
-          {b.getNamedAttr("strategy",
-                          b.getStringAttr(stringifyFusionStrategy(plan.strategy))),
+          {b.getNamedAttr("strategy", b.getStringAttr(stringifyFusionStrategy(
+                                          plan.strategy))),
            b.getNamedAttr("grid", b.getDenseI64ArrayAttr({gridBlocks, 1, 1})),
-           b.getNamedAttr("dynamic_smem", b.getI64IntegerAttr(dynamicSmemTotal)),
+           b.getNamedAttr("dynamic_smem",
+                          b.getI64IntegerAttr(dynamicSmemTotal)),
            b.getNamedAttr("parts", b.getArrayAttr(partInfos))}));
 
   for (PTXModuleOp module : modules)

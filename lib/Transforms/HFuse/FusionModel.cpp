@@ -28,10 +28,10 @@
 #include "gpuopt/Target/PTX/ExportPTX.h"
 
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MathExtras.h"
-#include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/ToolOutputFile.h"
 
 #include <cmath>
@@ -156,7 +156,8 @@ struct AloneKernel {
     std::pair<double, double> upper = {double(blocksPerSM), timeMs};
     for (size_t i = 0; i < sweep.size(); ++i) {
       std::pair<double, double> lo = sweep[i];
-      std::pair<double, double> hi = i + 1 < sweep.size() ? sweep[i + 1] : upper;
+      std::pair<double, double> hi =
+          i + 1 < sweep.size() ? sweep[i + 1] : upper;
       if (k <= hi.first)
         return lo.second +
                (hi.second - lo.second) * (k - lo.first) / (hi.first - lo.first);
@@ -291,8 +292,8 @@ hfuse::evaluateCandidates(ModuleOp root, const FusionPlan &base,
   std::string ptxasError;
   for (auto [part, analysis, profile] :
        llvm::zip(base.parts, analyses, profiles)) {
-    Resources res = queryResources(analysis.getModule(), part.kernel,
-                                   options, ptxasError);
+    Resources res =
+        queryResources(analysis.getModule(), part.kernel, options, ptxasError);
     if (!res.known)
       return emitError(loc) << "hfuse: strategy=auto needs ptxas's resource "
                                "report of '"
@@ -306,8 +307,9 @@ hfuse::evaluateCandidates(ModuleOp root, const FusionPlan &base,
             : std::max<int64_t>(
                   limits.occupancy(part.getThreads(), res.registers, smem), 1);
     kernel.blocks = std::max<int64_t>(part.getBlocks(), 1);
-    double waves = std::ceil(double(kernel.blocks) /
-                             double(kernel.blocksPerSM * limits.multiprocessors));
+    double waves =
+        std::ceil(double(kernel.blocks) /
+                  double(kernel.blocksPerSM * limits.multiprocessors));
     kernel.timeMs = profile.timeMs > 0 ? profile.timeMs : waves;
     // The sweep relative to the time alone, so that it applies to this
     // profile's time even when measured in another run.
@@ -429,8 +431,8 @@ hfuse::evaluateCandidates(ModuleOp root, const FusionPlan &base,
         // another size: per SM it has as many threads as before.
         double scale = double(base.parts[i].getThreads()) / part.getThreads();
         parts[i].blocks = std::max<int64_t>(part.getBlocks(), 1);
-        parts[i].blocksPerSM = std::max<int64_t>(
-            int64_t(double(parts[i].blocksPerSM) * scale), 1);
+        parts[i].blocksPerSM =
+            std::max<int64_t>(int64_t(double(parts[i].blocksPerSM) * scale), 1);
         for (auto &point : parts[i].sweep)
           point.first *= scale;
       }
@@ -452,17 +454,18 @@ hfuse::evaluateCandidates(ModuleOp root, const FusionPlan &base,
     predicted *= 1.0 + double(candidate.spillBytes) / 256.0;
     candidate.predictedMs = predicted;
     candidate.explanation =
-        llvm::formatv("kernels are {0}; fused block {1} threads, {2} "
-                      "registers, {3} blocks/SM; each alone at {3} blocks/SM "
-                      "{4}; slot model {5:f3}, contention bound {6:f3}",
-                      [&] {
-                        std::string k;
-                        for (auto [i, kind] : llvm::enumerate(kinds))
-                          k += (i ? "+" : "") + stringifyKind(kind).str();
-                        return k;
-                      }(),
-                      layout.blockThreads, candidate.registers,
-                      candidate.occupancy, shares, slotModel, contention)
+        llvm::formatv(
+            "kernels are {0}; fused block {1} threads, {2} "
+            "registers, {3} blocks/SM; each alone at {3} blocks/SM "
+            "{4}; slot model {5:f3}, contention bound {6:f3}",
+            [&] {
+              std::string k;
+              for (auto [i, kind] : llvm::enumerate(kinds))
+                k += (i ? "+" : "") + stringifyKind(kind).str();
+              return k;
+            }(),
+            layout.blockThreads, candidate.registers, candidate.occupancy,
+            shares, slotModel, contention)
             .str();
     return candidate;
   };

@@ -115,9 +115,8 @@ FailureOr<FusionPlan> FusionPlan::fromAttr(Attribute attr, Location loc) {
   return plan;
 }
 
-ThreadLayout
-hfuse::layoutThreads(const FusionPlan &plan,
-                     ArrayRef<const KernelAnalysis *> analyses) {
+ThreadLayout hfuse::layoutThreads(const FusionPlan &plan,
+                                  ArrayRef<const KernelAnalysis *> analyses) {
   ThreadLayout layout;
   int64_t end = 0;
   for (auto [part, analysis] : llvm::zip(plan.parts, analyses)) {
@@ -206,8 +205,8 @@ LogicalResult hfuse::checkFusionPlan(ModuleOp root, const FusionPlan &plan,
     if (chip.empty())
       chip = moduleChip;
     else if (moduleChip != chip)
-      return refuse("it targets " + moduleChip + " and another kernel " +
-                    chip + "; fuse kernels compiled for one chip");
+      return refuse("it targets " + moduleChip + " and another kernel " + chip +
+                    "; fuse kernels compiled for one chip");
     if (part.block[0] <= 0)
       return refuse("its block shape is unknown: it has no .reqntid; give "
                     "it (blocks= option, or block: in the config)");

@@ -17,8 +17,8 @@
 #include "gpuopt/Target/PTX/ExportPTX.h"
 
 #include "mlir/IR/Diagnostics.h"
-#include "mlir/Pass/PassManager.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Pass/PassManager.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -100,10 +100,9 @@ HFusePlanPass::gatherRequests(SmallVectorImpl<KernelRequest> &requests,
     if (!parsed->name.empty())
       fusedName = parsed->name;
     for (const KernelConfig &k : parsed->kernels) {
-      KernelRequest request{k.module, k.name,        k.block,
-                            k.grid,   k.dynamicSmem, k.threads,
-                            k.ratio,  k.timeMs,      k.resizable,
-                            k.loc};
+      KernelRequest request{k.module,      k.name,    k.block, k.grid,
+                            k.dynamicSmem, k.threads, k.ratio, k.timeMs,
+                            k.resizable,   k.loc};
       requests.push_back(request);
     }
   } else if (!kernels.empty()) {
@@ -141,8 +140,7 @@ HFusePlanPass::gatherRequests(SmallVectorImpl<KernelRequest> &requests,
   auto checkCount = [&](size_t count, StringRef option) {
     if (count && count != requests.size())
       return emitError(loc) << "'" << option << "' lists " << count
-                            << " values for " << requests.size()
-                            << " kernels",
+                            << " values for " << requests.size() << " kernels",
              failure();
     return success();
   };
@@ -192,8 +190,8 @@ HFusePlanPass::readProfile(SmallVectorImpl<KernelRequest> &requests) {
   llvm::Expected<llvm::json::Value> json =
       llvm::json::parse((*buffer)->getBuffer());
   if (!json)
-    return emitError(loc) << "profile '" << profile
-                          << "' is not JSON: " << llvm::toString(json.takeError());
+    return emitError(loc) << "profile '" << profile << "' is not JSON: "
+                          << llvm::toString(json.takeError());
   const llvm::json::Array *entries = nullptr;
   if (auto *object = json->getAsObject())
     entries = object->getArray("kernels");
@@ -220,8 +218,7 @@ HFusePlanPass::readProfile(SmallVectorImpl<KernelRequest> &requests) {
       const llvm::json::Object *occupancy = object->getObject("occupancy");
       if (!occupancy)
         break;
-      request.blocksPerSM =
-          occupancy->getInteger("blocks_per_sm").value_or(0);
+      request.blocksPerSM = occupancy->getInteger("blocks_per_sm").value_or(0);
       if (const llvm::json::Array *sweep = occupancy->getArray("sweep"))
         for (const llvm::json::Value &point : *sweep) {
           const llvm::json::Object *p = point.getAsObject();
@@ -243,8 +240,9 @@ HFusePlanPass::readProfile(SmallVectorImpl<KernelRequest> &requests) {
     if (!request.timeMs)
       return emitError(loc) << "profile '" << profile << "' has no time for '"
                             << request.kernel << "'"
-                            << (found ? "" : " (no entry with that label or "
-                                             "kernel name)");
+                            << (found ? ""
+                                      : " (no entry with that label or "
+                                        "kernel name)");
   }
   return success();
 }
@@ -257,7 +255,8 @@ static SmallVector<int64_t> fitRatio(ArrayRef<int64_t> blocks) {
   SmallVector<int64_t> ratio;
   for (int64_t n : blocks)
     ratio.push_back(std::max<int64_t>(
-        1, std::min<int64_t>(64, (n + smallest / 2) / std::max<int64_t>(smallest, 1))));
+        1, std::min<int64_t>(64, (n + smallest / 2) /
+                                     std::max<int64_t>(smallest, 1))));
   return ratio;
 }
 
@@ -285,8 +284,7 @@ void HFusePlanPass::runOnOperation() {
     FailureOr<EntryOp> entry = findPartKernel(root, part, request.loc);
     if (failed(entry))
       return signalPassFailure();
-    part.module =
-        (*entry)->getParentOfType<PTXModuleOp>().getSymName().str();
+    part.module = (*entry)->getParentOfType<PTXModuleOp>().getSymName().str();
     if (base.parts.empty() && isa<UnknownLoc>(loc))
       remarkLoc = entry->getLoc();
     KernelAnalysis analysis(*entry);
@@ -297,9 +295,8 @@ void HFusePlanPass::runOnOperation() {
     if (request.threads && *request.threads != part.getThreads()) {
       if (!request.resizable) {
         emitError(request.loc)
-            << "kernel '" << part.kernel << "': a split of "
-            << *request.threads << " threads differs from its block "
-            << formatDims(part.block)
+            << "kernel '" << part.kernel << "': a split of " << *request.threads
+            << " threads differs from its block " << formatDims(part.block)
             << "; mark it resizable if it works with any block size";
         return signalPassFailure();
       }
@@ -318,9 +315,8 @@ void HFusePlanPass::runOnOperation() {
       base.name += (base.name.empty() ? "" : "_") + part.kernel;
     base.name += "_fused";
   }
-  bool ratiosGiven = llvm::all_of(requests, [](const KernelRequest &r) {
-    return r.ratio.has_value();
-  });
+  bool ratiosGiven = llvm::all_of(
+      requests, [](const KernelRequest &r) { return r.ratio.has_value(); });
   if (!ratiosGiven && llvm::all_of(base.parts, [](const PartPlan &p) {
         return p.getBlocks() > 0;
       })) {
@@ -344,7 +340,7 @@ void HFusePlanPass::runOnOperation() {
       return signalPassFailure();
     root->setAttr(kPlanAttrName, base.toAttr(&getContext()));
     emitRemark(remarkLoc) << "hfuse: " << stringifyFusionStrategy(base.strategy)
-                    << " strategy as requested";
+                          << " strategy as requested";
     return;
   }
 
@@ -369,7 +365,8 @@ void HFusePlanPass::runOnOperation() {
       return signalPassFailure();
   const Candidate *best = nullptr;
   for (const Candidate &candidate : *candidates)
-    if (candidate.feasible && (!best || candidate.predictedMs < best->predictedMs))
+    if (candidate.feasible &&
+        (!best || candidate.predictedMs < best->predictedMs))
       best = &candidate;
   if (!best) {
     InFlightDiagnostic diag = emitError(remarkLoc)
@@ -379,23 +376,25 @@ void HFusePlanPass::runOnOperation() {
     return signalPassFailure();
   }
   if (best->predictedMs > best->baselineMs * (1.0 - minGain)) {
-    emitError(remarkLoc) << "hfuse: not fusing: no candidate is predicted to be "
-                         << llvm::formatv("{0:f0}", minGain * 100)
-                         << "% faster than running the kernels apart (best: "
-                   << best->describe() << ", "
-                   << llvm::formatv("{0:f3}", best->predictedMs)
-                   << " vs apart " << llvm::formatv("{0:f3}", best->baselineMs)
-                   << " in model units); pass strategy=thread, interleave or "
-                      "dynamic to fuse anyway";
+    emitError(remarkLoc)
+        << "hfuse: not fusing: no candidate is predicted to be "
+        << llvm::formatv("{0:f0}", minGain * 100)
+        << "% faster than running the kernels apart (best: " << best->describe()
+        << ", " << llvm::formatv("{0:f3}", best->predictedMs) << " vs apart "
+        << llvm::formatv("{0:f3}", best->baselineMs)
+        << " in model units); pass strategy=thread, interleave or "
+           "dynamic to fuse anyway";
     return signalPassFailure();
   }
   root->setAttr(kPlanAttrName, best->plan.toAttr(&getContext()));
   emitRemark(remarkLoc) << "hfuse: chose " << best->describe() << ": predicted "
-                  << llvm::formatv("{0:f3}", best->predictedMs) << " vs "
-                  << llvm::formatv("{0:f3}", best->baselineMs)
-                  << " apart (" << llvm::formatv("{0:f2}", best->baselineMs / best->predictedMs)
-                  << "x); " << best->explanation << "; " << candidates->size()
-                  << " candidates evaluated";
+                        << llvm::formatv("{0:f3}", best->predictedMs) << " vs "
+                        << llvm::formatv("{0:f3}", best->baselineMs)
+                        << " apart ("
+                        << llvm::formatv("{0:f2}",
+                                         best->baselineMs / best->predictedMs)
+                        << "x); " << best->explanation << "; "
+                        << candidates->size() << " candidates evaluated";
 }
 
 namespace {

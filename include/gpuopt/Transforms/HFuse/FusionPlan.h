@@ -74,9 +74,8 @@ ThreadLayout layoutThreads(const FusionPlan &plan,
                            llvm::ArrayRef<const KernelAnalysis *> analyses);
 
 /// Finds the kernel a part names among the ptx.modules of `root`.
-mlir::FailureOr<ptx::EntryOp> findPartKernel(mlir::ModuleOp root,
-                                            const PartPlan &part,
-                                            mlir::Location loc);
+mlir::FailureOr<ptx::EntryOp>
+findPartKernel(mlir::ModuleOp root, const PartPlan &part, mlir::Location loc);
 
 /// Checks that `plan` can be built safely; emits the reason and fails if
 /// not (hazards of the kernels, block sizes, barrier ids, shared memory).
