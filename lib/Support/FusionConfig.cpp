@@ -9,6 +9,8 @@
 
 #include "gpuopt/Support/FusionConfig.h"
 
+#include "YamlSchema.h"
+
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -70,203 +72,25 @@ constexpr std::array<int64_t, 3> maxGridDims = {(int64_t(1) << 31) - 1, 65535,
 /// ptxas raises a smaller `.maxnreg` to 24 and ignores a larger one than 255.
 constexpr int64_t minMaxnreg = 24, maxMaxnreg = 255;
 
-/// One `key: value` entry of a YAML map.
-struct Field {
-  StringRef key;
-  YAML::Node keyNode, value;
-};
-
 /// Checks one YAML document against the schema; every error is emitted at
 /// the node that is wrong.
-class ConfigParser {
+class ConfigParser : public YamlSchemaReader {
 public:
-  ConfigParser(MLIRContext *ctx, StringRef file) : ctx(ctx), file(file) {}
+  using YamlSchemaReader::YamlSchemaReader;
 
   FailureOr<FusionConfig> parse(StringRef text);
 
 private:
-  Location getLoc(const YAML::Mark &mark) const {
-    if (mark.is_null())
-      return FileLineColLoc::get(ctx, file, 1, 1);
-    // yaml-cpp counts lines and columns from 0.
-    return FileLineColLoc::get(ctx, file, mark.line + 1, mark.column + 1);
-  }
-  Location getLoc(const YAML::Node &node) const { return getLoc(node.Mark()); }
-  /// A missing value (`key:`) has the next token's mark: point at the key.
-  Location getLoc(const Field &field) const {
-    return field.value.IsNull() ? getLoc(field.keyNode) : getLoc(field.value);
-  }
-
-  LogicalResult forEachField(const YAML::Node &map, ArrayRef<StringRef> known,
-                             StringRef where,
-                             function_ref<LogicalResult(const Field &)> fn);
   LogicalResult parseKernel(const YAML::Node &node, Strategy strategy,
                             KernelConfig &kernel);
   LogicalResult checkKernel(const KernelConfig &kernel, const YAML::Node &node,
                             Strategy strategy,
                             const llvm::StringMap<Location> &locs);
-
-  FailureOr<std::string> parseString(const Field &field);
-  FailureOr<int64_t> parseInt(const Field &field, const YAML::Node &node,
-                              int64_t min, int64_t max);
-  FailureOr<int64_t> parseInt(const Field &field, int64_t min, int64_t max) {
-    return parseInt(field, field.value, min, max);
-  }
-  FailureOr<bool> parseBool(const Field &field);
-  FailureOr<double> parsePositiveDouble(const Field &field);
   FailureOr<std::array<int64_t, 3>> parseDims(const Field &field,
                                               ArrayRef<int64_t> maxDims);
-
-  MLIRContext *ctx;
-  StringRef file;
 };
 
 } // namespace
-
-/// "a list", "a map", ... for messages about a node of the wrong kind.
-static StringRef describeKind(const YAML::Node &node) {
-  switch (node.Type()) {
-  case YAML::NodeType::Null:
-  case YAML::NodeType::Undefined:
-    return "nothing";
-  case YAML::NodeType::Scalar:
-    return "a scalar";
-  case YAML::NodeType::Sequence:
-    return "a list";
-  case YAML::NodeType::Map:
-    return "a map";
-  }
-  return "something else";
-}
-
-/// A plain (unquoted) scalar: quoted text is a string even when it looks like
-/// a number.
-static bool isPlainScalar(const YAML::Node &node) {
-  return node.IsScalar() && node.Tag() != "!";
-}
-
-/// PTX's identifier syntax: [a-zA-Z][a-zA-Z0-9_$]* or [_$%][a-zA-Z0-9_$]+.
-static bool isPTXIdentifier(StringRef name) {
-  auto isFollow = [](char c) {
-    return llvm::isAlnum(c) || c == '_' || c == '$';
-  };
-  if (name.empty() || !llvm::all_of(name.drop_front(), isFollow))
-    return false;
-  if (llvm::isAlpha(name.front()))
-    return true;
-  return (name.front() == '_' || name.front() == '$' || name.front() == '%') &&
-         name.size() > 1;
-}
-
-LogicalResult
-ConfigParser::forEachField(const YAML::Node &map, ArrayRef<StringRef> known,
-                           StringRef where,
-                           function_ref<LogicalResult(const Field &)> fn) {
-  llvm::StringSet<> seen;
-  for (const auto &entry : map) {
-    const YAML::Node &keyNode = entry.first;
-    if (!keyNode.IsScalar())
-      return emitError(getLoc(keyNode))
-                 << "keys " << where << " must be names, not "
-                 << describeKind(keyNode),
-             failure();
-    StringRef key = keyNode.Scalar();
-    if (!llvm::is_contained(known, key)) {
-      InFlightDiagnostic diag = emitError(getLoc(keyNode))
-                                << "unknown key '" << key << "' " << where;
-      // Suggest the closest known key for a typo.
-      StringRef best;
-      unsigned bestDistance = 3;
-      for (StringRef candidate : known) {
-        unsigned distance = key.edit_distance(candidate);
-        if (distance < bestDistance) {
-          best = candidate;
-          bestDistance = distance;
-        }
-      }
-      if (!best.empty())
-        diag << "; did you mean '" << best << "'?";
-      diag << " (known keys: " << llvm::join(known, ", ") << ")";
-      return failure();
-    }
-    if (!seen.insert(key).second)
-      return emitError(getLoc(keyNode)) << "duplicate key '" << key << "' "
-                                        << where << ": write each key once",
-             failure();
-    if (failed(fn(Field{key, keyNode, entry.second})))
-      return failure();
-  }
-  return success();
-}
-
-FailureOr<std::string> ConfigParser::parseString(const Field &field) {
-  if (!field.value.IsScalar() || field.value.Scalar().empty())
-    return emitError(getLoc(field))
-               << "'" << field.key << "' must be a name, not "
-               << (field.value.IsScalar() ? StringRef("an empty string")
-                                          : describeKind(field.value)),
-           failure();
-  return field.value.Scalar();
-}
-
-FailureOr<int64_t> ConfigParser::parseInt(const Field &field,
-                                          const YAML::Node &node, int64_t min,
-                                          int64_t max) {
-  int64_t value;
-  if (!isPlainScalar(node) ||
-      StringRef(node.Scalar()).trim().getAsInteger(10, value)) {
-    InFlightDiagnostic diag =
-        emitError(node.is(field.value) ? getLoc(field) : getLoc(node))
-        << "'" << field.key << "' must be an integer, not ";
-    if (node.IsScalar())
-      diag << "'" << node.Scalar() << "'";
-    else
-      diag << describeKind(node);
-    return failure();
-  }
-  if (value < min || value > max) {
-    InFlightDiagnostic diag = emitError(getLoc(node))
-                              << "'" << field.key << "' must be ";
-    if (min == 1 && value < min)
-      diag << "positive";
-    else if (max == std::numeric_limits<int64_t>::max())
-      diag << "at least " << min;
-    else
-      diag << "between " << min << " and " << max;
-    diag << ", not " << value;
-    return failure();
-  }
-  return value;
-}
-
-FailureOr<bool> ConfigParser::parseBool(const Field &field) {
-  if (isPlainScalar(field.value)) {
-    StringRef text = field.value.Scalar();
-    if (text == "true" || text == "True" || text == "TRUE")
-      return true;
-    if (text == "false" || text == "False" || text == "FALSE")
-      return false;
-  }
-  return emitError(getLoc(field))
-             << "'" << field.key << "' must be true or false",
-         failure();
-}
-
-FailureOr<double> ConfigParser::parsePositiveDouble(const Field &field) {
-  double value;
-  if (!isPlainScalar(field.value) ||
-      StringRef(field.value.Scalar()).trim().getAsDouble(value) ||
-      !std::isfinite(value))
-    return emitError(getLoc(field))
-               << "'" << field.key << "' must be a number (milliseconds)",
-           failure();
-  if (value <= 0)
-    return emitError(getLoc(field))
-               << "'" << field.key << "' must be positive, not "
-               << field.value.Scalar(),
-           failure();
-  return value;
-}
 
 FailureOr<std::array<int64_t, 3>>
 ConfigParser::parseDims(const Field &field, ArrayRef<int64_t> maxDims) {
