@@ -147,4 +147,56 @@ def HFuse : Pass<"hfuse", "mlir::ModuleOp"> {
   let options = HFuseOptions;
 }
 
+def Probe : Pass<"probe", "mlir::ModuleOp"> {
+  let summary = "Instrument kernels with probes that record into buffers";
+  let description = [{
+    `--probe=block_sched` (a built-in, configs/probes/*.yaml) or
+    `--probe=my.yaml`, several as `--probe=a,b`: each probe spec names record
+    maps (fields, level thread/warp/block, capacity) and PTX snippets at
+    `kernel.entry` and `kernel.exit` (before every `ret` and `exit`). Every
+    `.entry` gets one buffer parameter per map, the slot of its thread, warp
+    or block computed once at entry, and the snippets; `save.MAP` becomes
+    stores guarded by the slot's capacity (a full slot counts an overflow
+    instead). Snippets may use only the probe's registers, special registers
+    and immediates, and no memory, barrier or branch instruction: the
+    kernel's registers, memory and control flow are left as they were. The
+    entry's `gpuopt.probes` attribute becomes the manifest's `probes`.
+
+    Before (`--probe=block_sched`):
+    ```
+    .visible .entry k(.param .u64 out) {
+      ...
+      @%p1 ret;
+      ...
+      ret;
+    }
+    ```
+    After:
+    ```
+    .visible .entry k(.param .u64 out, .param .u64 .ptr .global .align 8 __probe_block_sched) {
+      .reg .u64 %__pr_block_sched_start; ...
+      mov.u32 %__pr_t0, %tid.x; ...            // slot of this warp, once
+      mov.u64 %__pr_block_sched_start, %clock64; ...
+      ...
+      @!%p1 bra $__pr_skip_0;
+      mov.u64 %__pr_block_sched_end, %clock64;
+      setp.lt.and.u32 %__pr_ok, %__pr_count_block_sched, 1, %__pr_lead_warp;
+      @%__pr_ok st.global.b64 [%__pr_addr_block_sched+0], %__pr_block_sched_start;
+      ...
+      ret;
+    $__pr_skip_0:
+      ...
+    }
+    ```
+  }];
+  let dependentDialects = ["gpuopt::ptx::PTXDialect"];
+  let options = [
+    ListOption<"specs", "specs", "std::string",
+               "Probe specs: built-in names or YAML files">,
+  ];
+  let statistics = [
+    Statistic<"numProbed", "probed-kernels", "Kernels instrumented">,
+  ];
+}
+
 #endif // GPUOPT_TRANSFORMS_PASSES

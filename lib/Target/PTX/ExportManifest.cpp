@@ -38,7 +38,7 @@ FailureOr<json::Object> gpuopt::buildLaunchManifest(PTXModuleOp module,
                       global.getLinkage() == StringRef(".extern");
 
   json::Array kernels;
-  bool hasFusion = false;
+  bool hasFusion = false, hasProbes = false;
   for (auto entry : module.getBodyBlock()->getOps<EntryOp>()) {
     if (!entry.hasBody())
       continue;
@@ -126,6 +126,37 @@ FailureOr<json::Object> gpuopt::buildLaunchManifest(PTXModuleOp module,
       }
       kernel["fused_from"] = std::move(parts);
     }
+    // A probed kernel (--probe): its record buffers.
+    if (auto probes = entry->getAttrOfType<ArrayAttr>("gpuopt.probes")) {
+      hasProbes = true;
+      json::Array maps;
+      for (Attribute mapAttr : probes) {
+        auto map = cast<DictionaryAttr>(mapAttr);
+        auto str = [&](DictionaryAttr dict, StringRef name) {
+          return dict.getAs<StringAttr>(name).getValue().str();
+        };
+        auto integer = [&](DictionaryAttr dict, StringRef name) {
+          return dict.getAs<IntegerAttr>(name).getInt();
+        };
+        json::Array fields;
+        for (Attribute fieldAttr : map.getAs<ArrayAttr>("fields")) {
+          auto field = cast<DictionaryAttr>(fieldAttr);
+          fields.push_back(json::Object{{"name", str(field, "name")},
+                                        {"type", str(field, "type")},
+                                        {"offset", integer(field, "offset")}});
+        }
+        maps.push_back(
+            json::Object{{"name", str(map, "name")},
+                         {"probe", str(map, "probe")},
+                         {"param", integer(map, "param")},
+                         {"level", str(map, "level")},
+                         {"capacity", integer(map, "capacity")},
+                         {"record_bytes", integer(map, "record_bytes")},
+                         {"overflow_counter", true},
+                         {"fields", std::move(fields)}});
+      }
+      kernel["probes"] = std::move(maps);
+    }
     kernel["launch"] = std::move(launch);
     kernels.push_back(std::move(kernel));
   }
@@ -133,8 +164,11 @@ FailureOr<json::Object> gpuopt::buildLaunchManifest(PTXModuleOp module,
   json::Object moduleInfo{{"path", modulePath.str()}, {"format", format.str()}};
   if (!module.getChip().empty())
     moduleInfo["target"] = module.getChip().str();
-  // Version 2 added fusion_strategy and ratio (docs/manifest.md).
-  return json::Object{{"manifest_version", hasFusion ? 2 : 1},
+  // Version 2 added fusion_strategy and ratio, version 3 the probes'
+  // overflow counter and probe name (docs/manifest.md).
+  return json::Object{{"manifest_version", hasProbes   ? 3
+                                           : hasFusion ? 2
+                                                       : 1},
                       {"module", std::move(moduleInfo)},
                       {"kernels", std::move(kernels)}};
 }

@@ -13,6 +13,7 @@
 
 #include "gpuopt/Transforms/HFuse/FusionPlan.h"
 
+#include "gpuopt/Transforms/StatementBuilder.h"
 #include "ptx/IR/PTXSyntax.h"
 
 #include "mlir/IR/Builders.h"
@@ -26,44 +27,6 @@ using namespace gpuopt::hfuse;
 using namespace gpuopt::ptx;
 
 namespace {
-
-/// Creates statement ops from PTX text that this pass writes itself, through
-/// the same parser as imported PTX, so generated code reads like PTX.
-class StatementBuilder {
-public:
-  StatementBuilder(OpBuilder &builder, Location loc)
-      : builder(builder), loc(loc) {}
-
-  InstOp inst(const Twine &text) {
-    std::string str = text.str();
-    Parser parser(str, builder.getContext(), [&](const char *) { return loc; });
-    parser.allowEofAsStatementEnd = true;
-    InstructionSyntax syntax;
-    if (failed(parser.parseInstruction(syntax)))
-      llvm::report_fatal_error(llvm::Twine("hfuse generated invalid PTX: ") +
-                               str);
-    return InstOp::create(builder, loc, syntax.guard,
-                          syntax.guardNegated ? builder.getUnitAttr()
-                                              : UnitAttr(),
-                          syntax.opcode, syntax.modifiers, syntax.operands);
-  }
-
-  /// `.reg .TYPE NAME`.
-  void reg(StringRef type, StringRef name) {
-    RegOp::create(builder, loc, builder.getStringAttr(type), IntegerAttr(),
-                  builder.getStringAttr(name), IntegerAttr(), IntegerAttr());
-  }
-
-  void label(StringRef name) {
-    LabelOp::create(builder, loc, builder.getStringAttr(name));
-  }
-
-  OpBuilder &getBuilder() { return builder; }
-
-private:
-  OpBuilder &builder;
-  Location loc;
-};
 
 /// Everything the rewrite of one part needs.
 struct PartContext {

@@ -1,0 +1,631 @@
+//===- InsertProbes.cpp - Instrument kernels with probes ------------------===//
+//
+// `--probe=SPEC[,SPEC...]`: reads each probe spec (a built-in name or a YAML
+// file), checks its snippets, and instruments every `.entry`:
+//
+//  - one `.param .u64 .ptr .global` buffer per record map, appended to the
+//    kernel's parameters;
+//  - at entry, once for all maps: the linear thread index, the threads per
+//    block and the linear block index; per map, the address of the thread's,
+//    warp's or block's record slots, with the same rounding as the host
+//    (`ProbeBuffer::bufferBytes`: warps = ceil(threads / 32)), and the
+//    address of the overflow counter after the records;
+//  - the `kernel.entry` snippets after that, and the `kernel.exit` snippets
+//    before every `ret` and `exit` of the kernel (a guarded one is branched
+//    around), and at the end of a body that falls off it;
+//  - `save.MAP v...` becomes stores guarded by "this thread writes the slot
+//    (lane 0 of a warp, thread 0 of a block) and the slot has room"; a full
+//    slot bumps the overflow counter instead of writing.
+//
+// Snippets may use only the probe's own registers, special registers and
+// immediates, and no memory, barrier or control-flow instruction: what a
+// probe writes is then provably its own registers and its buffer, and the
+// kernel's control flow is unchanged. The entry gets a `gpuopt.probes`
+// attribute from which `--manifest` writes each map's layout.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gpuopt/Analysis/KernelAnalysis.h"
+#include "gpuopt/Support/ProbeSpec.h"
+#include "gpuopt/Transforms/Passes.h"
+#include "gpuopt/Transforms/StatementBuilder.h"
+#include "ptx/IR/PTXSyntax.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/MathExtras.h"
+
+namespace gpuopt {
+#define GEN_PASS_DEF_PROBE
+#include "gpuopt/Transforms/Passes.h.inc"
+} // namespace gpuopt
+
+using namespace mlir;
+using namespace gpuopt;
+using namespace gpuopt::ptx;
+using namespace gpuopt::probe;
+
+namespace {
+
+/// One instruction of a snippet, parsed once and built at every point.
+struct SnippetInst {
+  InstructionSyntax syntax;
+  Location loc;
+};
+
+/// A record map as laid out in the buffer.
+struct MapLayout {
+  const MapSpec *spec = nullptr;
+  std::string probeName;
+  std::string param;
+  SmallVector<int64_t> offsets;
+  int64_t recordBytes = 0;
+  /// Registers holding the next record's address and the records written.
+  std::string addr, count, overflow;
+};
+
+/// A parsed and checked probe spec.
+struct CheckedProbe {
+  ProbeSpec spec;
+  /// Probe register -> (renamed register, type).
+  llvm::StringMap<std::pair<std::string, std::string>> registers;
+  SmallVector<SmallVector<SnippetInst>> points;
+};
+
+/// Instructions a snippet may not contain: they touch memory, synchronise or
+/// change control flow, which the kernel could observe.
+bool isForbiddenOpcode(StringRef opcode) {
+  static constexpr StringRef forbidden[] = {"ld",
+                                            "ldu",
+                                            "st",
+                                            "atom",
+                                            "red",
+                                            "bar",
+                                            "barrier",
+                                            "bra",
+                                            "brx",
+                                            "call",
+                                            "ret",
+                                            "exit",
+                                            "trap",
+                                            "membar",
+                                            "fence",
+                                            "mbarrier",
+                                            "cp",
+                                            "tensormap",
+                                            "wgmma",
+                                            "setmaxnreg",
+                                            "stmatrix",
+                                            "ldmatrix",
+                                            "prefetch",
+                                            "prefetchu",
+                                            "discard",
+                                            "applypriority",
+                                            "createpolicy",
+                                            "multimem",
+                                            "griddepcontrol",
+                                            "elect",
+                                            "vote",
+                                            "shfl",
+                                            "match",
+                                            "redux",
+                                            "activemask",
+                                            "nanosleep",
+                                            "pmevent",
+                                            "suld",
+                                            "sust",
+                                            "sured",
+                                            "tex",
+                                            "tld4",
+                                            "txq",
+                                            "suq",
+                                            "istypep",
+                                            "alloca",
+                                            "stackrestore",
+                                            "stacksave",
+                                            "clusterlaunchcontrol",
+                                            "tcgen05"};
+  return llvm::is_contained(forbidden, opcode);
+}
+
+class ProbeInserter {
+public:
+  ProbeInserter(ModuleOp root, ArrayRef<CheckedProbe> probes)
+      : root(root), probes(probes) {}
+
+  LogicalResult instrument(EntryOp entry);
+
+private:
+  LogicalResult emitSave(StatementBuilder &sb, const CheckedProbe &probe,
+                         const SnippetInst &inst);
+  LogicalResult emitSnippet(StatementBuilder &sb, const CheckedProbe &probe,
+                            ArrayRef<SnippetInst> snippet);
+  LogicalResult emitPoint(StatementBuilder &sb, PointKind kind);
+  Attribute rename(const CheckedProbe &probe, Attribute operand);
+
+  ModuleOp root;
+  ArrayRef<CheckedProbe> probes;
+  SmallVector<MapLayout> maps;
+  unsigned labelCounter = 0;
+};
+
+} // namespace
+
+/// Parses each snippet line by line into instructions, with the location of
+/// each in the spec file, and checks what it may touch.
+static FailureOr<CheckedProbe> checkProbe(ProbeSpec spec, MLIRContext *ctx) {
+  CheckedProbe probe{std::move(spec), {}, {}};
+  const ProbeSpec &s = probe.spec;
+  for (const TypedName &reg : s.registers)
+    probe.registers[reg.name] = {("%__pr_" + s.name + "_" + reg.name),
+                                 reg.type};
+  for (const PointSpec &point : s.points) {
+    SmallVector<SnippetInst> &insts = probe.points.emplace_back();
+    SmallVector<StringRef> lines;
+    StringRef(point.ptx).split(lines, '\n');
+    for (auto [lineNo, fullLine] : llvm::enumerate(lines)) {
+      StringRef line = fullLine.split("//").first;
+      size_t column = 0;
+      while (!line.trim().empty()) {
+        auto [stmt, rest] = line.split(';');
+        size_t lead = stmt.size() - stmt.ltrim().size();
+        StringRef text = stmt.trim();
+        Location loc =
+            FileLineColLoc::get(ctx, s.file, point.firstLine + lineNo,
+                                point.indent + column + lead + 1);
+        column += stmt.size() + 1;
+        line = rest;
+        if (text.empty())
+          continue;
+        std::string copy = text.str();
+        Parser parser(copy, ctx, [&](const char *) { return loc; });
+        parser.allowEofAsStatementEnd = true;
+        InstructionSyntax syntax;
+        if (failed(parser.parseInstruction(syntax)))
+          return failure();
+        StringRef opcode = syntax.opcode.getValue();
+        if (isForbiddenOpcode(opcode))
+          return emitError(loc)
+                 << "probe '" << s.name << "': '" << opcode
+                 << "' is not allowed in a snippet: snippets compute in the "
+                    "probe's registers and write only through save.MAP, so "
+                    "that the kernel's memory, barriers and control flow "
+                    "stay as they are";
+        if (syntax.guard &&
+            !probe.registers.count(syntax.guard.getBaseName().drop_front()))
+          return emitError(loc) << "probe '" << s.name << "': the guard "
+                                << syntax.guard.getName()
+                                << " is not one of the probe's registers";
+        // Every register must be the probe's own: a probe never reads or
+        // writes the kernel's registers.
+        std::string error;
+        for (Attribute operand : syntax.operands)
+          walkOperandLeaves(operand, [&](Attribute leaf) {
+            if (!error.empty())
+              return;
+            if (auto reg = dyn_cast<RegisterAttr>(leaf)) {
+              StringRef name = reg.getBaseName();
+              if (!name.starts_with("%") ||
+                  !probe.registers.count(name.drop_front()))
+                error = ("'" + reg.getName() +
+                         "' is not one of the probe's registers (declare it "
+                         "under 'registers:'; a probe may not use the "
+                         "kernel's)")
+                            .str();
+            } else if (isa<AddressAttr, LabelRefAttr, FlatSymbolRefAttr>(
+                           leaf)) {
+              error = "snippets take no addresses, labels or symbols";
+            }
+          });
+        if (!error.empty())
+          return emitError(loc) << "probe '" << s.name << "': " << error;
+        if (opcode == "save") {
+          if (syntax.modifiers.size() != 1)
+            return emitError(loc)
+                   << "probe '" << s.name
+                   << "': write save.MAP with one of the maps: "
+                   << llvm::join(llvm::map_range(s.maps,
+                                                 [](const MapSpec &m) {
+                                                   return StringRef(m.name);
+                                                 }),
+                                 ", ");
+          StringRef mapName = cast<StringAttr>(syntax.modifiers[0]).getValue();
+          const MapSpec *map = nullptr;
+          for (const MapSpec &m : s.maps)
+            if (m.name == mapName)
+              map = &m;
+          if (!map)
+            return emitError(loc) << "probe '" << s.name << "': no map named '"
+                                  << mapName << "'";
+          if (syntax.operands.size() != map->fields.size())
+            return emitError(loc)
+                   << "save." << mapName << " takes " << map->fields.size()
+                   << " values (one per field), not " << syntax.operands.size();
+          for (auto [operand, field] :
+               llvm::zip(syntax.operands, map->fields)) {
+            auto reg = dyn_cast<RegisterAttr>(operand);
+            if (!reg)
+              return emitError(loc)
+                     << "save." << mapName << " takes registers, one per field";
+            const auto &decl = probe.registers[reg.getName().drop_front()];
+            if (getTypeBytes(decl.second) != getTypeBytes(field.type))
+              return emitError(loc)
+                     << "save." << mapName << ": " << reg.getName() << " is ."
+                     << decl.second << " but field '" << field.name << "' is ."
+                     << field.type;
+          }
+        }
+        insts.push_back({syntax, loc});
+      }
+    }
+  }
+  return probe;
+}
+
+Attribute ProbeInserter::rename(const CheckedProbe &probe, Attribute operand) {
+  return mapOperandLeaves(operand, [&](Attribute leaf) -> Attribute {
+    if (auto reg = dyn_cast<RegisterAttr>(leaf)) {
+      StringRef name = reg.getName();
+      StringRef base = reg.getBaseName();
+      auto it = probe.registers.find(base.drop_front());
+      if (it != probe.registers.end())
+        return RegisterAttr::get(reg.getContext(),
+                                 it->second.first +
+                                     name.drop_front(base.size()).str());
+    }
+    return leaf;
+  });
+}
+
+LogicalResult ProbeInserter::emitSave(StatementBuilder &sb,
+                                      const CheckedProbe &probe,
+                                      const SnippetInst &inst) {
+  StringRef mapName = cast<StringAttr>(inst.syntax.modifiers[0]).getValue();
+  MapLayout *map = llvm::find_if(
+      maps, [&](const MapLayout &m) { return m.spec->name == mapName; });
+  sb.setLoc(inst.loc);
+  StringRef lead = map->spec->level == Level::Thread ? ""
+                   : map->spec->level == Level::Warp ? "%__pr_lead_warp"
+                                                     : "%__pr_lead_block";
+  // ok: this thread writes the slot and the slot has room; over: it would
+  // write, but the slot is full.
+  std::string cap = std::to_string(map->spec->capacity);
+  if (lead.empty()) {
+    sb.inst("setp.lt.u32 %__pr_ok, " + map->count + ", " + cap);
+    sb.inst("setp.ge.u32 %__pr_over, " + map->count + ", " + cap);
+  } else {
+    sb.inst("setp.lt.and.u32 %__pr_ok, " + map->count + ", " + cap + ", " +
+            lead);
+    sb.inst("setp.ge.and.u32 %__pr_over, " + map->count + ", " + cap + ", " +
+            lead);
+  }
+  for (auto [operand, field, offset] :
+       llvm::zip(inst.syntax.operands, map->spec->fields, map->offsets)) {
+    auto reg = cast<RegisterAttr>(rename(probe, operand));
+    sb.inst("@%__pr_ok st.global.b" +
+            std::to_string(getTypeBytes(field.type) * 8) + " [" + map->addr +
+            "+" + std::to_string(offset) + "], " + reg.getName());
+  }
+  sb.inst("@%__pr_ok add.u64 " + map->addr + ", " + map->addr + ", " +
+          std::to_string(map->recordBytes));
+  sb.inst("@%__pr_ok add.u32 " + map->count + ", " + map->count + ", 1");
+  sb.inst("@%__pr_over red.global.add.u64 [" + map->overflow + "], 1");
+  return success();
+}
+
+LogicalResult ProbeInserter::emitSnippet(StatementBuilder &sb,
+                                         const CheckedProbe &probe,
+                                         ArrayRef<SnippetInst> snippet) {
+  OpBuilder &builder = sb.getBuilder();
+  for (const SnippetInst &inst : snippet) {
+    if (inst.syntax.opcode.getValue() == "save") {
+      if (failed(emitSave(sb, probe, inst)))
+        return failure();
+      continue;
+    }
+    SmallVector<Attribute> operands;
+    for (Attribute operand : inst.syntax.operands)
+      operands.push_back(rename(probe, operand));
+    RegisterAttr guard;
+    if (inst.syntax.guard)
+      guard = cast<RegisterAttr>(rename(probe, inst.syntax.guard));
+    InstOp::create(builder, inst.loc, guard,
+                   inst.syntax.guardNegated ? builder.getUnitAttr()
+                                            : UnitAttr(),
+                   inst.syntax.opcode, inst.syntax.modifiers,
+                   builder.getArrayAttr(operands));
+  }
+  return success();
+}
+
+LogicalResult ProbeInserter::emitPoint(StatementBuilder &sb, PointKind kind) {
+  for (const CheckedProbe &probe : probes)
+    for (auto [point, snippet] : llvm::zip(probe.spec.points, probe.points))
+      if (point.kind == kind && failed(emitSnippet(sb, probe, snippet)))
+        return failure();
+  return success();
+}
+
+LogicalResult ProbeInserter::instrument(EntryOp entry) {
+  MLIRContext *ctx = root.getContext();
+  Location loc = entry.getLoc();
+  bool hasExit = llvm::any_of(probes, [](const CheckedProbe &p) {
+    return llvm::any_of(p.spec.points, [](const PointSpec &point) {
+      return point.kind == PointKind::KernelExit;
+    });
+  });
+  KernelAnalysis analysis(entry);
+  if (hasExit)
+    for (const ExitUse &exit : analysis.getExits())
+      if (exit.inDeviceFunction && exit.kind == ExitUse::Kind::Exit)
+        return InstOp(exit.op).emitError()
+               << "cannot probe kernel.exit of '" << entry.getSymName()
+               << "': this device function ends the thread with 'exit', "
+                  "where the kernel's exit snippets cannot run";
+  entry.walk([&](RegOp reg) {
+    if (reg.getName().starts_with("%__pr_"))
+      reg.emitWarning() << "register names starting with %__pr_ are the "
+                           "probes'; this one may clash";
+  });
+
+  // The buffers: one parameter each, after the kernel's own.
+  SmallVector<Attribute> params(entry.getParams().begin(),
+                                entry.getParams().end());
+  SmallVector<Attribute> mapAttrs;
+  if (auto existing = entry->getAttrOfType<ArrayAttr>("gpuopt.probes"))
+    return entry.emitError() << "kernel '" << entry.getSymName()
+                             << "' is probed already: give every probe to "
+                                "one --probe (--probe=a,b)";
+  maps.clear();
+  for (const CheckedProbe &probe : probes)
+    for (const MapSpec &spec : probe.spec.maps) {
+      if (llvm::any_of(maps, [&](const MapLayout &m) {
+            return m.spec->name == spec.name;
+          }))
+        return emitError(spec.loc)
+               << "two probes have a map named '" << spec.name << "'";
+      MapLayout &map = maps.emplace_back();
+      map.spec = &spec;
+      map.probeName = probe.spec.name;
+      map.param = "__probe_" + spec.name;
+      int64_t offset = 0, align = 1;
+      for (const TypedName &field : spec.fields) {
+        int64_t bytes = getTypeBytes(field.type);
+        offset = llvm::alignTo(offset, bytes);
+        map.offsets.push_back(offset);
+        offset += bytes;
+        align = std::max(align, bytes);
+      }
+      map.recordBytes = llvm::alignTo(offset, align);
+      map.addr = "%__pr_addr_" + spec.name;
+      map.count = "%__pr_count_" + spec.name;
+      map.overflow = "%__pr_overflow_" + spec.name;
+      unsigned paramIndex = params.size();
+      params.push_back(ParamDeclAttr::get(
+          ctx, ".param", ".u64", map.param, /*align=*/0, ".global",
+          /*ptrAlign=*/8, /*arraySize=*/-1, /*isPtr=*/true));
+      SmallVector<Attribute> fields;
+      for (auto [field, off] : llvm::zip(spec.fields, map.offsets))
+        fields.push_back(DictionaryAttr::get(
+            ctx, {NamedAttribute(StringAttr::get(ctx, "name"),
+                                 StringAttr::get(ctx, field.name)),
+                  NamedAttribute(StringAttr::get(ctx, "type"),
+                                 StringAttr::get(ctx, field.type)),
+                  NamedAttribute(
+                      StringAttr::get(ctx, "offset"),
+                      IntegerAttr::get(IntegerType::get(ctx, 64), off))}));
+      Builder b(ctx);
+      mapAttrs.push_back(b.getDictionaryAttr(
+          {b.getNamedAttr("name", b.getStringAttr(spec.name)),
+           b.getNamedAttr("probe", b.getStringAttr(probe.spec.name)),
+           b.getNamedAttr("param", b.getI64IntegerAttr(paramIndex)),
+           b.getNamedAttr("level", b.getStringAttr(stringifyLevel(spec.level))),
+           b.getNamedAttr("capacity", b.getI64IntegerAttr(spec.capacity)),
+           b.getNamedAttr("record_bytes", b.getI64IntegerAttr(map.recordBytes)),
+           b.getNamedAttr("fields", b.getArrayAttr(fields))}));
+    }
+  entry.setParamsAttr(ArrayAttr::get(ctx, params));
+  entry->setAttr("gpuopt.probes", ArrayAttr::get(ctx, mapAttrs));
+
+  // Entry: registers, slots, then the entry snippets.
+  Block *body = &entry.getBody().front();
+  OpBuilder builder(ctx);
+  builder.setInsertionPointToStart(body);
+  StatementBuilder sb(builder, loc);
+  for (const CheckedProbe &probe : probes)
+    for (const TypedName &reg : probe.spec.registers)
+      sb.reg("." + reg.type, probe.registers.lookup(reg.name).first);
+  for (StringRef name :
+       {"%__pr_t0", "%__pr_t1", "%__pr_t2", "%__pr_n0", "%__pr_n1", "%__pr_n2"})
+    sb.reg(".b32", name);
+  sb.reg(".b32", "%__pr_lin");
+  sb.reg(".b32", "%__pr_units");
+  sb.reg(".b64", "%__pr_blk");
+  sb.reg(".b64", "%__pr_nblk");
+  sb.reg(".b64", "%__pr_w");
+  sb.reg(".b64", "%__pr_slot");
+  sb.reg(".pred", "%__pr_lead_warp");
+  sb.reg(".pred", "%__pr_lead_block");
+  sb.reg(".pred", "%__pr_ok");
+  sb.reg(".pred", "%__pr_over");
+  for (const MapLayout &map : maps) {
+    sb.reg(".b64", map.addr);
+    sb.reg(".b64", map.overflow);
+    sb.reg(".b32", map.count);
+  }
+  // Linear thread index (x fastest) and threads per block.
+  sb.inst("mov.u32 %__pr_t0, %tid.x");
+  sb.inst("mov.u32 %__pr_t1, %tid.y");
+  sb.inst("mov.u32 %__pr_t2, %tid.z");
+  sb.inst("mov.u32 %__pr_n0, %ntid.x");
+  sb.inst("mov.u32 %__pr_n1, %ntid.y");
+  sb.inst("mov.u32 %__pr_n2, %ntid.z");
+  sb.inst("mad.lo.u32 %__pr_lin, %__pr_t2, %__pr_n1, %__pr_t1");
+  sb.inst("mad.lo.u32 %__pr_lin, %__pr_lin, %__pr_n0, %__pr_t0");
+  sb.inst("mul.lo.u32 %__pr_n1, %__pr_n1, %__pr_n0");
+  sb.inst("mul.lo.u32 %__pr_n2, %__pr_n2, %__pr_n1");
+  // %__pr_n2: threads per block. Linear block index (x fastest) and blocks.
+  sb.inst("mov.u32 %__pr_t0, %ctaid.x");
+  sb.inst("mov.u32 %__pr_t1, %ctaid.y");
+  sb.inst("mov.u32 %__pr_t2, %ctaid.z");
+  sb.inst("mov.u32 %__pr_n0, %nctaid.y");
+  sb.inst("mul.wide.u32 %__pr_blk, %__pr_t2, %__pr_n0");
+  sb.inst("cvt.u64.u32 %__pr_w, %__pr_t1");
+  sb.inst("add.u64 %__pr_blk, %__pr_blk, %__pr_w");
+  sb.inst("mov.u32 %__pr_n1, %nctaid.x");
+  sb.inst("cvt.u64.u32 %__pr_w, %__pr_n1");
+  sb.inst("mul.lo.u64 %__pr_blk, %__pr_blk, %__pr_w");
+  sb.inst("cvt.u64.u32 %__pr_w, %__pr_t0");
+  sb.inst("add.u64 %__pr_blk, %__pr_blk, %__pr_w");
+  sb.inst("mul.wide.u32 %__pr_nblk, %__pr_n0, %__pr_n1");
+  sb.inst("mov.u32 %__pr_n0, %nctaid.z");
+  sb.inst("cvt.u64.u32 %__pr_w, %__pr_n0");
+  sb.inst("mul.lo.u64 %__pr_nblk, %__pr_nblk, %__pr_w");
+  // Leaders: lane 0 of each warp (of the linear index, as the host counts
+  // warps), thread 0 of the block.
+  sb.inst("and.b32 %__pr_t0, %__pr_lin, 31");
+  sb.inst("setp.eq.u32 %__pr_lead_warp, %__pr_t0, 0");
+  sb.inst("setp.eq.u32 %__pr_lead_block, %__pr_lin, 0");
+  for (const MapLayout &map : maps) {
+    // units per block and this thread's unit.
+    switch (map.spec->level) {
+    case Level::Thread:
+      sb.inst("mov.u32 %__pr_units, %__pr_n2");
+      sb.inst("mov.u32 %__pr_t1, %__pr_lin");
+      break;
+    case Level::Warp:
+      sb.inst("add.u32 %__pr_units, %__pr_n2, 31");
+      sb.inst("shr.u32 %__pr_units, %__pr_units, 5");
+      sb.inst("shr.u32 %__pr_t1, %__pr_lin, 5");
+      break;
+    case Level::Block:
+      sb.inst("mov.u32 %__pr_units, 1");
+      sb.inst("mov.u32 %__pr_t1, 0");
+      break;
+    }
+    int64_t slotBytes = map.spec->capacity * map.recordBytes;
+    sb.inst("ld.param.u64 " + map.addr + ", [" + map.param + "]");
+    sb.inst("cvta.to.global.u64 " + map.addr + ", " + map.addr);
+    // slot = (block * units + unit) * capacity * record bytes
+    sb.inst("cvt.u64.u32 %__pr_w, %__pr_units");
+    sb.inst("mul.lo.u64 %__pr_slot, %__pr_blk, %__pr_w");
+    sb.inst("cvt.u64.u32 %__pr_w, %__pr_t1");
+    sb.inst("add.u64 %__pr_slot, %__pr_slot, %__pr_w");
+    sb.inst("mul.lo.u64 %__pr_slot, %__pr_slot, " + std::to_string(slotBytes));
+    sb.inst("add.u64 " + map.addr + ", " + map.addr + ", %__pr_slot");
+    // overflow counter: after all records, at a multiple of 8.
+    sb.inst("cvt.u64.u32 %__pr_w, %__pr_units");
+    sb.inst("mul.lo.u64 %__pr_slot, %__pr_nblk, %__pr_w");
+    sb.inst("mul.lo.u64 %__pr_slot, %__pr_slot, " + std::to_string(slotBytes));
+    sb.inst("add.u64 %__pr_slot, %__pr_slot, 7");
+    sb.inst("and.b64 %__pr_slot, %__pr_slot, -8");
+    sb.inst("ld.param.u64 " + map.overflow + ", [" + map.param + "]");
+    sb.inst("cvta.to.global.u64 " + map.overflow + ", " + map.overflow);
+    sb.inst("add.u64 " + map.overflow + ", " + map.overflow + ", %__pr_slot");
+    sb.inst("mov.u32 " + map.count + ", 0");
+  }
+  if (failed(emitPoint(sb, PointKind::KernelEntry)))
+    return failure();
+
+  if (!hasExit)
+    return success();
+  // Exits: before every ret/exit of the kernel body (not of callees).
+  SmallVector<InstOp> exits;
+  entry.walk([&](InstOp inst) {
+    StringRef opcode = inst.getOpcode();
+    if ((opcode == "ret" || opcode == "exit") &&
+        inst->getParentOfType<EntryOp>() == entry)
+      exits.push_back(inst);
+  });
+  for (InstOp exit : exits) {
+    builder.setInsertionPoint(exit);
+    sb.setLoc(exit.getLoc());
+    std::string skip;
+    if (exit.getGuard()) {
+      // `@%p ret` -> `@!%p bra skip; <exit snippets>; ret; skip:`
+      skip = "$__pr_skip_" + std::to_string(labelCounter++);
+      sb.inst(Twine("@") + (exit.getGuardNegated() ? "" : "!") +
+              exit.getGuard()->getName() + " bra " + skip);
+    }
+    if (failed(emitPoint(sb, PointKind::KernelExit)))
+      return failure();
+    if (!skip.empty()) {
+      builder.setInsertionPoint(exit);
+      InstOp::create(builder, exit.getLoc(), RegisterAttr(), UnitAttr(),
+                     exit.getOpcodeAttr(), exit.getModifiersAttr(),
+                     exit.getPtxOperandsAttr());
+      builder.setInsertionPointAfter(exit);
+      sb.label(skip);
+      exit.erase();
+    }
+  }
+  // A body that ends without ret or exit falls off the end: that is an exit.
+  Operation *last = body->empty() ? nullptr : &body->back();
+  auto lastInst = dyn_cast_or_null<InstOp>(last);
+  bool endsInExit =
+      lastInst && !lastInst.getGuard() &&
+      llvm::is_contained({"ret", "exit", "bra", "trap"}, lastInst.getOpcode());
+  if (!endsInExit) {
+    builder.setInsertionPointToEnd(body);
+    sb.setLoc(loc);
+    if (failed(emitPoint(sb, PointKind::KernelExit)))
+      return failure();
+  }
+  return success();
+}
+
+namespace {
+struct ProbePass : public gpuopt::impl::ProbeBase<ProbePass> {
+  using ProbeBase::ProbeBase;
+
+  /// `--probe=block_sched,my.yaml` as the user writes it, as well as the
+  /// pass-option form `--probe="specs=block_sched"`.
+  LogicalResult initializeOptions(
+      StringRef options,
+      function_ref<LogicalResult(const Twine &)> errorHandler) override {
+    if (!options.empty() && !options.contains('='))
+      return ProbeBase::initializeOptions(("specs=" + options).str(),
+                                          errorHandler);
+    return ProbeBase::initializeOptions(options, errorHandler);
+  }
+
+  void runOnOperation() override {
+    ModuleOp root = getOperation();
+    MLIRContext *ctx = &getContext();
+    if (specs.empty()) {
+      emitError(root.getLoc())
+          << "--probe needs a probe: a built-in ("
+          << llvm::join(getBuiltinProbeNames(), ", ") << ") or a YAML file";
+      return signalPassFailure();
+    }
+    SmallVector<CheckedProbe> probes;
+    for (const std::string &name : specs) {
+      FailureOr<ProbeSpec> spec = loadProbeSpec(name, ctx);
+      if (failed(spec))
+        return signalPassFailure();
+      FailureOr<CheckedProbe> probe = checkProbe(std::move(*spec), ctx);
+      if (failed(probe))
+        return signalPassFailure();
+      probes.push_back(std::move(*probe));
+    }
+    SmallVector<EntryOp> entries;
+    root.walk([&](EntryOp entry) {
+      if (entry.hasBody())
+        entries.push_back(entry);
+    });
+    if (entries.empty()) {
+      emitError(root.getLoc()) << "--probe: no .entry with a body to probe";
+      return signalPassFailure();
+    }
+    ProbeInserter inserter(root, probes);
+    for (EntryOp entry : entries) {
+      if (failed(inserter.instrument(entry)))
+        return signalPassFailure();
+      ++numProbed;
+    }
+  }
+};
+} // namespace
