@@ -2,6 +2,7 @@
 import os
 import shutil
 import subprocess
+import sys
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -20,7 +21,27 @@ llvm_config.with_environment(
     "PATH", [config.gpuopt_tools_dir, config.llvm_tools_dir], append_path=True)
 config.substitutions.append(("%gpuopt_src_root", config.gpuopt_src_root))
 config.substitutions.append(("%gpuopt_tools_dir", config.gpuopt_tools_dir))
-config.substitutions.append(("%python", shutil.which("python3") or "python3"))
+
+# %python: use_default_substitutions makes it lit's own interpreter, which
+# may lack the tests' Python requirements (requirements-test.txt: numpy, to
+# read gpu-run's .npy traces). Prefer the first of python3 on PATH and lit's
+# interpreter that imports numpy, resolved to its real executable.
+def find_python():
+    for candidate in (shutil.which("python3"), sys.executable):
+        if not candidate:
+            continue
+        try:
+            out = subprocess.run(
+                [candidate, "-c", "import sys, numpy; print(sys.executable)"],
+                capture_output=True, text=True, timeout=60)
+        except (OSError, subprocess.SubprocessError):
+            continue
+        if out.returncode == 0 and out.stdout.strip():
+            return out.stdout.strip()
+    return sys.executable
+
+config.substitutions = [s for s in config.substitutions if s[0] != "%python"]
+config.substitutions.append(("%python", '"%s"' % find_python()))
 
 llvm_config.add_tool_substitutions(
     ["gpu-opt", "gpu-translate"], [config.gpuopt_tools_dir])

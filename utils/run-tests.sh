@@ -6,7 +6,8 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/bootstrap.sh"
 gpuopt_build
-"$LLVM_PREFIX/bin/lit" -sv "$BUILD_DIR/test"
+# numpy first: lit tests read gpu-run's .npy traces with it.
 gpuopt_install_pytest
+"$LLVM_PREFIX/bin/lit" -sv "$BUILD_DIR/test"
 cd "$GPUOPT_ROOT"
 python3 -m pytest -q python benchmarks/fusion benchmarks/inductor

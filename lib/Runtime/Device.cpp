@@ -136,11 +136,14 @@ Status DeviceBuffer::upload(const void *Data, uint64_t Size) const {
   return Status::success();
 }
 
-Status DeviceBuffer::download(void *Data, uint64_t Size) const {
-  if (Size > Bytes)
-    return Status::error("download of " + std::to_string(Size) +
-                         " bytes from a buffer of " + std::to_string(Bytes));
-  GPUOPT_CU_CHECK(Ctx->driver(), cuMemcpyDtoH_v2, Data, Ptr, Size);
+Status DeviceBuffer::download(void *Data, uint64_t Size,
+                              uint64_t Offset) const {
+  if (Offset > Bytes || Size > Bytes - Offset)
+    return Status::error(
+        "download of " + std::to_string(Size) + " bytes" +
+        (Offset ? " at offset " + std::to_string(Offset) : std::string()) +
+        " from a buffer of " + std::to_string(Bytes));
+  GPUOPT_CU_CHECK(Ctx->driver(), cuMemcpyDtoH_v2, Data, Ptr + Offset, Size);
   return Status::success();
 }
 

@@ -84,20 +84,29 @@ bool gpuopt::runtime::isPTXFloatType(std::string_view T) {
 
 static bool isPowerOf2(uint64_t V) { return V && !(V & (V - 1)); }
 
-uint64_t ProbeBuffer::bufferBytes(const Dim3 &Grid, const Dim3 &Block) const {
-  uint64_t PerBlock = 1;
+uint64_t ProbeBuffer::unitsPerBlock(const Dim3 &Block) const {
   switch (Level) {
   case ProbeLevel::Thread:
-    PerBlock = Block.count();
-    break;
+    return Block.count();
   case ProbeLevel::Warp:
-    PerBlock = (Block.count() + 31) / 32;
-    break;
+    return (Block.count() + 31) / 32;
   case ProbeLevel::Block:
-    PerBlock = 1;
-    break;
+    return 1;
   }
-  return Grid.count() * PerBlock * Capacity * RecordBytes;
+  return 1;
+}
+
+uint64_t ProbeBuffer::bufferBytes(const Dim3 &Grid, const Dim3 &Block) const {
+  return Grid.count() * unitsPerBlock(Block) * Capacity * RecordBytes;
+}
+
+uint64_t ProbeBuffer::overflowOffset(const Dim3 &Grid,
+                                     const Dim3 &Block) const {
+  return (bufferBytes(Grid, Block) + 7) / 8 * 8;
+}
+
+uint64_t ProbeBuffer::totalBytes(const Dim3 &Grid, const Dim3 &Block) const {
+  return overflowOffset(Grid, Block) + (OverflowCounter ? 8 : 0);
 }
 
 uint64_t KernelInfo::paramBytes() const {
@@ -137,8 +146,9 @@ bool ProbeField::operator==(const ProbeField &O) const {
   return Name == O.Name && Type == O.Type && Offset == O.Offset;
 }
 bool ProbeBuffer::operator==(const ProbeBuffer &O) const {
-  return Name == O.Name && Param == O.Param && Level == O.Level &&
-         Capacity == O.Capacity && RecordBytes == O.RecordBytes &&
+  return Name == O.Name && Probe == O.Probe && Param == O.Param &&
+         Level == O.Level && Capacity == O.Capacity &&
+         RecordBytes == O.RecordBytes && OverflowCounter == O.OverflowCounter &&
          Fields == O.Fields;
 }
 bool KernelInfo::operator==(const KernelInfo &O) const {
@@ -522,13 +532,28 @@ Status ManifestReader::readFused(const json &J, const std::string &Path,
 
 Status ManifestReader::readProbe(const json &J, const std::string &Path,
                                  ProbeBuffer &P) const {
-  if (Status S = expectObject(
-          J, Path,
-          {"name", "param", "level", "capacity", "record_bytes", "fields"}))
+  if (Status S = checkSince(J, Path, "probe", 3))
+    return S;
+  if (Status S = checkSince(J, Path, "overflow_counter", 3))
+    return S;
+  if (Status S =
+          ReadVersion < 3
+              ? expectObject(J, Path,
+                             {"name", "param", "level", "capacity",
+                              "record_bytes", "fields"})
+              : expectObject(J, Path,
+                             {"name", "probe", "param", "level", "capacity",
+                              "record_bytes", "overflow_counter", "fields"}))
     return S;
   REQUIRED(J, Path, "name", Name);
   if (Status S = getString(Name, member(Path, "name"), P.Name))
     return S;
+  if (auto It = J.find("probe"); It != J.end()) {
+    if (Status S = getString(*It, member(Path, "probe"), P.Probe))
+      return S;
+    if (P.Probe.empty())
+      return fail(member(Path, "probe"), "expected a non-empty string");
+  }
   REQUIRED(J, Path, "param", Param);
   if (Status S = getUInt(Param, member(Path, "param"), P.Param))
     return S;
@@ -553,6 +578,13 @@ Status ManifestReader::readProbe(const json &J, const std::string &Path,
   if (Status S =
           getUInt(RecordBytes, member(Path, "record_bytes"), P.RecordBytes))
     return S;
+  if (auto It = J.find("overflow_counter"); It != J.end()) {
+    if (!It->is_boolean())
+      return fail(member(Path, "overflow_counter"),
+                  std::string("expected true or false, got ") +
+                      jsonTypeName(*It));
+    P.OverflowCounter = It->get<bool>();
+  }
   const json *Fields = nullptr;
   if (Status S = getArray(J, Path, "fields", /*Required=*/true, Fields))
     return S;
@@ -818,6 +850,19 @@ static Status validateWith(const Manifest &M, const std::string &Prefix) {
     for (size_t BI = 0; BI < K.Probes.size(); ++BI) {
       const ProbeBuffer &P = K.Probes[BI];
       std::string BPath = KPath + ".probes[" + std::to_string(BI) + "]";
+      if (P.Name.empty())
+        return Fail(BPath + ".name", "expected a non-empty string");
+      for (size_t J = 0; J < BI; ++J) {
+        if (K.Probes[J].Name == P.Name)
+          return Fail(BPath + ".name", "duplicate map '" + P.Name +
+                                           "' (also probes[" +
+                                           std::to_string(J) + "])");
+        if (K.Probes[J].Param == P.Param)
+          return Fail(BPath + ".param",
+                      "parameter " + std::to_string(P.Param) +
+                          " is already the buffer of probes[" +
+                          std::to_string(J) + "]");
+      }
       if (P.Param >= K.Params.size())
         return Fail(BPath + ".param", "parameter " + std::to_string(P.Param) +
                                           " does not exist (the kernel has " +
@@ -836,6 +881,13 @@ static Status validateWith(const Manifest &M, const std::string &Prefix) {
       for (size_t FI = 0; FI < P.Fields.size(); ++FI) {
         const ProbeField &F = P.Fields[FI];
         std::string FPath = BPath + ".fields[" + std::to_string(FI) + "]";
+        if (F.Name.empty())
+          return Fail(FPath + ".name", "expected a non-empty string");
+        for (size_t G = 0; G < FI; ++G)
+          if (P.Fields[G].Name == F.Name)
+            return Fail(FPath + ".name", "duplicate field '" + F.Name +
+                                             "' (also fields[" +
+                                             std::to_string(G) + "])");
         uint64_t Size = ptxTypeSize(F.Type).value_or(0);
         if (Size == 0)
           return Fail(FPath + ".type",
@@ -977,10 +1029,14 @@ std::string gpuopt::runtime::writeManifest(const Manifest &M) {
       for (const ProbeBuffer &P : K.Probes) {
         ojson PJ;
         PJ["name"] = P.Name;
+        if (!P.Probe.empty())
+          PJ["probe"] = P.Probe;
         PJ["param"] = P.Param;
         PJ["level"] = toString(P.Level);
         PJ["capacity"] = P.Capacity;
         PJ["record_bytes"] = P.RecordBytes;
+        if (P.OverflowCounter)
+          PJ["overflow_counter"] = true;
         ojson Fields = ojson::array();
         for (const ProbeField &F : P.Fields) {
           ojson FJ;

@@ -12,6 +12,7 @@
 #include "gpuopt/Runtime/Compare.h"
 #include "gpuopt/Runtime/Device.h"
 #include "gpuopt/Runtime/Manifest.h"
+#include "gpuopt/Runtime/Npy.h"
 #include "gpuopt/Runtime/PTXScanner.h"
 #include "gpuopt/Runtime/Timing.h"
 
@@ -21,6 +22,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -51,7 +53,8 @@ another kernel spec):
   --smem BYTES         dynamic shared memory (default: the manifest's; 0 when
                        the module declares no .extern .shared array); more
                        than 48 KiB (with the static) is opted in automatically
-  --arg SPEC           one per kernel parameter, in order:
+  --arg SPEC           one per kernel parameter, in order, except probe
+                       buffers (below), which gpu-run allocates itself:
       buf:TYPE:COUNT:INIT   a device buffer of COUNT elements (COUNT may be a
                             product such as 16*64*56*56); INIT is one of
           zero                  zero bytes
@@ -69,7 +72,21 @@ another kernel spec):
       bytes:HEX             raw bytes of an aggregate (.b8 array) parameter
       TYPE is u8 s8 u16 s16 u32 s32 u64 s64 (i8..i64 too) f16 bf16 f32 f64
   --out INDEX:PATH     after the checked launch, write argument INDEX's
-                       buffer to PATH (raw little-endian bytes)
+                       buffer to PATH (raw little-endian bytes); INDEX
+                       counts the --arg options from 0
+  --trace DIR          after the checked launch, write the probe records
+                       to DIR (created; it must not exist or be an empty
+                       directory): DIR/manifest.json, a copy of the
+                       kernel's manifest; DIR/MAP.npy per probe map, a
+                       NumPy array of shape (grid blocks, units per block,
+                       capacity) of records, units being threads, warps
+                       or 1 per block, with one field per record field
+                       (bf16 fields read as their u16 bits);
+                       DIR/trace.json: {"kernel", "module", "grid",
+                       "block", "device": {"name", "multiprocessors",
+                       "compute_capability"}, "maps": [{"name", "probe",
+                       "level", "capacity", "record_bytes", "shape",
+                       "file", "overflow"}]}
   --label NAME         name in reports (default: the kernel name)
 
 Options:
@@ -108,17 +125,33 @@ Options:
   -h, --help           this text
 
 Each kernel runs once on freshly initialised buffers first (the checked
-launch, which --out and --compare use); timing launches reuse the buffers, so
-a kernel that accumulates (a histogram) keeps accumulating while timed. Time
-is the median of --repeat repetitions, measured with CUDA events, with min,
-max and spread = (max - min) / median.
+launch, which --out, --trace and --compare use); timing launches reuse the
+buffers, so a kernel that accumulates (a histogram) keeps accumulating while
+timed. Time is the median of --repeat repetitions, measured with CUDA events,
+with min, max and spread = (max - min) / median.
+
+Probe buffers: a kernel whose manifest lists "probes" (docs/manifest.md;
+gpu-opt --probe adds them) has a parameter per probe map that receives a
+record buffer. gpu-run allocates each one (its records for the launch's grid
+and block, and its overflow counter when the map has one), zero-fills it
+before the checked launch and passes its address; --arg and "args" leave
+these parameters out. Timing launches reuse the probe buffers without
+zeroing them again, so they run against the records the checked launch left.
+After the checked launch gpu-run prints a line per map,
+  probe MAP (PROBE): SLOTS slots x CAPACITY, overflow N
+where SLOTS are the grid's threads, warps or blocks and N is the count of
+records the kernel dropped because their slots were full ("no counter" when
+the map has none); --trace also writes the records. --compare runs the other
+kernel with the same arguments and no probe buffers: the kernel before
+--probe.
 
 Run spec (--spec FILE):
   {"warmup": 3, "repeat": 20,
    "kernels": [{"label": "a", "module": "a.ptx", "kernel": "k",
                 "manifest": "a.json", "grid": [64], "block": [256],
                 "smem": 0, "args": ["buf:f32:1024:random:1",
-                "scalar:u32:1024"], "out": {"0": "a0.bin"}}, ...],
+                "scalar:u32:1024"], "out": {"0": "a0.bin"},
+                "trace": "a.trace"}, ...],
    "groups": [{"name": "a+b", "kernels": ["a", "b"],
                "modes": ["alone", "serial", "concurrent", "graph"],
                "also": ["fused"]}]}
@@ -133,7 +166,9 @@ Run spec (--spec FILE):
   current directory.
 
 JSON report (--json FILE): "device", "warmup", "repeat", "kernels" (each
-with "time" unless --repeat 0), "compare" (with --compare) and "groups":
+with "time" unless --repeat 0; a kernel with probe buffers has "probes":
+[{"name", "probe", "overflow": N or null}] and, with --trace, "trace": DIR),
+"compare" (with --compare) and "groups":
   {"name": "a+b", "kernels": ["a", "b"],
    "alone": {"a": TIME, "b": TIME}, "serial": TIME, "concurrent": TIME,
    "graph": TIME, "also": {"fused": TIME}}
@@ -153,8 +188,11 @@ struct KernelSpec {
   std::string ManifestPath;
   std::optional<Dim3> Grid, Block;
   std::optional<uint64_t> Smem;
+  /// The arguments given: one per parameter, probe buffers excepted.
   std::vector<ArgSpec> Args;
   std::vector<std::pair<unsigned, std::string>> Outs;
+  /// Where to write the probe records (--trace), or empty.
+  std::string TraceDir;
   /// Time the kernel alone too, not only in the groups that name it.
   bool TimeAlone = true;
 
@@ -162,6 +200,11 @@ struct KernelSpec {
   KernelInfo Kernel;
   bool HasLayout = false;
   LaunchConfig Config;
+  /// The parameter that receives Args[I]: the parameters in order, probe
+  /// parameters skipped.
+  std::vector<size_t> ArgParams;
+  /// With --trace, the NumPy descr of each probe map's records.
+  std::vector<std::string> ProbeDescrs;
 };
 
 struct Group {
@@ -192,6 +235,8 @@ struct Prepared {
   /// Kept for re-initialisation; shared between arguments of the same text
   /// (the contents are a function of it).
   std::vector<std::shared_ptr<const std::vector<uint8_t>>> HostInit;
+  /// One per probe map of the kernel, in the manifest's order.
+  std::vector<DeviceBuffer> Probes;
   std::unique_ptr<ArgPack> Args;
 };
 
@@ -280,6 +325,10 @@ Options parseCommandLine(int Argc, char **Argv) {
       K.Args.push_back(take(parseArgSpec(Value(I))));
     } else if (A == "--out") {
       addOut(K, Value(I));
+    } else if (A == "--trace") {
+      K.TraceDir = Value(I);
+      if (K.TraceDir.empty())
+        fatal("--trace needs a directory");
     } else if (A == "--label") {
       K.Label = Value(I);
     } else if (A == "--warmup") {
@@ -392,7 +441,7 @@ void readSpecFile(Options &O) {
     const json &KJ = Kernels[I];
     Keys(KJ, P,
          {"label", "module", "kernel", "manifest", "grid", "block", "smem",
-          "args", "out", "time_alone"});
+          "args", "out", "trace", "time_alone"});
     KernelSpec K;
     if (!KJ.contains("module"))
       Fail(P + ".module", "missing");
@@ -419,6 +468,11 @@ void readSpecFile(Options &O) {
           Fail(AP, A.status().message());
         K.Args.push_back(std::move(*A));
       }
+    }
+    if (KJ.contains("trace")) {
+      K.TraceDir = Str(KJ["trace"], P + ".trace");
+      if (K.TraceDir.empty())
+        Fail(P + ".trace", "expected a directory, got \"\"");
     }
     if (KJ.contains("time_alone")) {
       if (!KJ["time_alone"].is_boolean())
@@ -583,20 +637,48 @@ void resolve(KernelSpec &K) {
   K.Config = {*K.Grid, *K.Block, *K.Smem};
 }
 
-void checkArgs(const KernelSpec &K) {
+/// The probe map whose buffer parameter Index receives, if any.
+const ProbeBuffer *probeOfParam(const KernelInfo &K, size_t Index) {
+  for (const ProbeBuffer &P : K.Probes)
+    if (P.Param == Index)
+      return &P;
+  return nullptr;
+}
+
+/// Checks the arguments against the parameters that take one (all but the
+/// probe buffers) and maps them onto those.
+void checkArgs(KernelSpec &K) {
   const std::vector<ParamInfo> &Params = K.Kernel.Params;
-  if (K.Args.size() != Params.size()) {
+  K.ArgParams.clear();
+  for (size_t I = 0; I < Params.size(); ++I)
+    if (!probeOfParam(K.Kernel, I))
+      K.ArgParams.push_back(I);
+  if (K.Args.size() != K.ArgParams.size()) {
     std::string List;
-    for (size_t I = 0; I < Params.size(); ++I)
+    for (size_t I = 0; I < Params.size(); ++I) {
       List += "\n  " + std::to_string(I) + ": " + Params[I].Name + " ." +
               Params[I].Type + " (" + std::to_string(Params[I].Size) +
               " bytes)";
+      if (const ProbeBuffer *P = probeOfParam(K.Kernel, I))
+        List += ": probe buffer '" + P->Name + "', allocated by gpu-run";
+    }
+    size_t NumProbes = Params.size() - K.ArgParams.size();
+    if (NumProbes == 0)
+      fatal("kernel '" + K.Label + "' has " + std::to_string(Params.size()) +
+            " parameters, " + std::to_string(K.Args.size()) +
+            " --arg given; its parameters:" + List);
     fatal("kernel '" + K.Label + "' has " + std::to_string(Params.size()) +
-          " parameters, " + std::to_string(K.Args.size()) +
-          " --arg given; its parameters:" + List);
+          " parameters, " + std::to_string(NumProbes) +
+          (NumProbes == 1 ? " of them a probe parameter, whose buffer "
+                            "gpu-run allocates itself (give no --arg for it)"
+                          : " of them probe parameters, whose buffers "
+                            "gpu-run allocates itself (give no --arg for "
+                            "them)") +
+          ": expected " + std::to_string(K.ArgParams.size()) + " --arg, " +
+          std::to_string(K.Args.size()) + " given; its parameters:" + List);
   }
-  for (size_t I = 0; I < Params.size(); ++I)
-    check(checkArgAgainstParam(K.Args[I], Params[I], unsigned(I)));
+  for (size_t I = 0; I < K.Args.size(); ++I)
+    check(checkArgAgainstParam(K.Args[I], Params[K.ArgParams[I]], unsigned(I)));
   for (const auto &[Index, Path] : K.Outs) {
     if (Index >= K.Args.size() || !K.Args[Index].isBuffer())
       fatal("kernel '" + K.Label + "': --out " + std::to_string(Index) + ":" +
@@ -604,12 +686,61 @@ void checkArgs(const KernelSpec &K) {
   }
 }
 
+/// Fails unless Dir is absent or an empty directory: a trace never
+/// overwrites anything.
+void checkTraceDir(const std::string &Dir) {
+  namespace fs = std::filesystem;
+  std::error_code EC;
+  fs::file_status St = fs::status(Dir, EC);
+  if (St.type() == fs::file_type::not_found)
+    return;
+  if (EC)
+    fatal("--trace " + Dir + ": " + EC.message());
+  if (St.type() != fs::file_type::directory)
+    fatal("--trace " + Dir +
+          ": exists and is not a directory (gpu-run writes "
+          "a trace only into a new or empty one)");
+  if (!fs::is_empty(Dir, EC) || EC)
+    fatal("--trace " + Dir +
+          ": the directory is not empty (gpu-run writes a "
+          "trace only into a new or empty one, so that it "
+          "never overwrites files)");
+}
+
+/// Checks a kernel's --trace before the GPU is touched: the kernel has
+/// probe maps, each can be written as a .npy file, and the directory is new
+/// or empty.
+void checkTrace(KernelSpec &K) {
+  if (K.TraceDir.empty())
+    return;
+  if (K.Kernel.Probes.empty())
+    fatal("kernel '" + K.Label + "': --trace " + K.TraceDir +
+          ": the kernel has no probe buffers (its manifest lists no "
+          "\"probes\")");
+  K.ProbeDescrs.clear();
+  for (const ProbeBuffer &P : K.Kernel.Probes) {
+    if (P.Name == "." || P.Name == ".." ||
+        P.Name.find_first_of("/\\") != std::string::npos)
+      fatal("kernel '" + K.Label + "': --trace: probe map '" + P.Name +
+            "' does not make a file name");
+    Expected<std::string> Descr = npyRecordDescr(P.Fields, P.RecordBytes);
+    if (!Descr)
+      fatal("kernel '" + K.Label + "': --trace: probe map '" + P.Name +
+            "': " + Descr.status().message());
+    K.ProbeDescrs.push_back(*Descr);
+  }
+  checkTraceDir(K.TraceDir);
+}
+
 //===----------------------------------------------------------------------===//
 // Running
 //===----------------------------------------------------------------------===//
 
-/// Sets every buffer of P to its initial contents.
+/// Sets every buffer of P to its initial contents; probe buffers to zeros.
 Status initialise(const KernelSpec &K, Prepared &P) {
+  for (const DeviceBuffer &B : P.Probes)
+    if (Status S = B.fill(0))
+      return S;
   for (size_t I = 0; I < K.Args.size(); ++I) {
     const ArgSpec &A = K.Args[I];
     if (!A.isBuffer())
@@ -633,20 +764,113 @@ Status initialise(const KernelSpec &K, Prepared &P) {
   return Status::success();
 }
 
+/// Packs the arguments for Params. For the kernel's own layout (Probed),
+/// argument I goes to parameter K.ArgParams[I] and each probe parameter gets
+/// its buffer; for another kernel's (--compare), argument I goes to
+/// parameter I.
 std::unique_ptr<ArgPack> packArgs(const KernelSpec &K,
                                   const std::vector<ParamInfo> &Params,
-                                  const Prepared &P) {
+                                  const Prepared &P, bool Probed) {
   auto Pack = std::make_unique<ArgPack>(Params);
   for (size_t I = 0; I < K.Args.size(); ++I) {
     const ArgSpec &A = K.Args[I];
+    unsigned Index = unsigned(Probed ? K.ArgParams[I] : I);
     if (A.isBuffer()) {
       CUdeviceptr Ptr = P.Buffers[I].ptr();
-      check(Pack->set(unsigned(I), &Ptr, sizeof(Ptr)));
+      check(Pack->set(Index, &Ptr, sizeof(Ptr)));
     } else {
-      check(Pack->set(unsigned(I), A.Value.data(), A.Value.size()));
+      check(Pack->set(Index, A.Value.data(), A.Value.size()));
     }
   }
+  for (size_t I = 0; Probed && I < K.Kernel.Probes.size(); ++I) {
+    CUdeviceptr Ptr = P.Probes[I].ptr();
+    check(Pack->set(unsigned(K.Kernel.Probes[I].Param), &Ptr, sizeof(Ptr)));
+  }
   return Pack;
+}
+
+/// Reads the probe buffers back after the checked launch, prints a line per
+/// map, writes the trace when asked, and returns the report's "probes".
+ojson readProbes(const KernelSpec &K, const Prepared &P, const DeviceInfo &DI) {
+  namespace fs = std::filesystem;
+  const Dim3 &Grid = K.Config.Grid, &Block = K.Config.Block;
+  std::vector<std::vector<uint8_t>> Host(K.Kernel.Probes.size());
+  std::vector<std::optional<uint64_t>> Overflow(K.Kernel.Probes.size());
+  ojson Probes = ojson::array();
+  for (size_t I = 0; I < K.Kernel.Probes.size(); ++I) {
+    const ProbeBuffer &PB = K.Kernel.Probes[I];
+    // The records only for a trace: they may be large.
+    if (!K.TraceDir.empty()) {
+      Host[I].resize(PB.bufferBytes(Grid, Block));
+      check(P.Probes[I].download(Host[I].data(), Host[I].size()));
+    }
+    if (PB.OverflowCounter) {
+      uint64_t Count = 0;
+      check(P.Probes[I].download(&Count, sizeof(Count),
+                                 PB.overflowOffset(Grid, Block)));
+      Overflow[I] = Count;
+    }
+    std::string Name =
+        PB.Name + (PB.Probe.empty() ? "" : " (" + PB.Probe + ")");
+    std::string Counter = Overflow[I]
+                              ? "overflow " + std::to_string(*Overflow[I])
+                              : std::string("no counter");
+    std::printf("  probe %s: %llu slots x %llu, %s\n", Name.c_str(),
+                (unsigned long long)(Grid.count() * PB.unitsPerBlock(Block)),
+                (unsigned long long)PB.Capacity, Counter.c_str());
+    Probes.push_back(
+        {{"name", PB.Name},
+         {"probe", PB.Probe.empty() ? ojson() : ojson(PB.Probe)},
+         {"overflow", Overflow[I] ? ojson(*Overflow[I]) : ojson()}});
+  }
+  if (K.TraceDir.empty())
+    return Probes;
+
+  // Checked before the launch; again in case it appeared since.
+  checkTraceDir(K.TraceDir);
+  fs::path Dir(K.TraceDir);
+  std::error_code EC;
+  fs::create_directories(Dir, EC);
+  if (EC)
+    fatal("--trace " + K.TraceDir +
+          ": cannot create the directory: " + EC.message());
+  fs::copy_file(K.ManifestPath, Dir / "manifest.json", EC);
+  if (EC)
+    fatal("--trace " + K.TraceDir + ": cannot copy the manifest " +
+          K.ManifestPath + ": " + EC.message());
+  ojson Maps = ojson::array();
+  for (size_t I = 0; I < K.Kernel.Probes.size(); ++I) {
+    const ProbeBuffer &PB = K.Kernel.Probes[I];
+    std::vector<uint64_t> Shape = {Grid.count(), PB.unitsPerBlock(Block),
+                                   PB.Capacity};
+    std::string File = PB.Name + ".npy";
+    check(writeNpy((Dir / File).string(), K.ProbeDescrs[I], PB.RecordBytes,
+                   Shape, Host[I].data(), PB.bufferBytes(Grid, Block)));
+    Maps.push_back({{"name", PB.Name},
+                    {"probe", PB.Probe.empty() ? ojson() : ojson(PB.Probe)},
+                    {"level", toString(PB.Level)},
+                    {"capacity", PB.Capacity},
+                    {"record_bytes", PB.RecordBytes},
+                    {"shape", Shape},
+                    {"file", File},
+                    {"overflow", Overflow[I] ? ojson(*Overflow[I]) : ojson()}});
+  }
+  ojson Trace;
+  Trace["kernel"] = K.Kernel.Name;
+  Trace["module"] = K.ModulePath;
+  Trace["grid"] = ojson::array({Grid.X, Grid.Y, Grid.Z});
+  Trace["block"] = ojson::array({Block.X, Block.Y, Block.Z});
+  Trace["device"] = {
+      {"name", DI.Name},
+      {"multiprocessors", DI.Multiprocessors},
+      {"compute_capability", std::to_string(DI.ComputeMajor) + "." +
+                                 std::to_string(DI.ComputeMinor)}};
+  Trace["maps"] = Maps;
+  std::string TracePath = (Dir / "trace.json").string();
+  std::ofstream Out(TracePath);
+  if (!Out || !(Out << Trace.dump(2) << "\n"))
+    fatal("cannot write " + TracePath);
+  return Probes;
 }
 
 Status syncAfter(const Context &C, const std::string &What) {
@@ -717,7 +941,10 @@ int main(int Argc, char **Argv) {
           const ParamInfo &P = KI.Params[I];
           std::cout << "  " << I << ": " << P.Name << " ." << P.Type << " size "
                     << P.Size << " align " << P.Align << " offset " << P.Offset
-                    << " " << toString(P.Kind) << "\n";
+                    << " " << toString(P.Kind);
+          if (const ProbeBuffer *PB = probeOfParam(KI, I))
+            std::cout << ", probe buffer '" << PB->Name << "'";
+          std::cout << "\n";
         }
       }
     }
@@ -729,7 +956,19 @@ int main(int Argc, char **Argv) {
     resolve(K);
     if (K.HasLayout)
       checkArgs(K);
+    checkTrace(K);
   }
+  // Two traces into one directory would mix their files.
+  auto TraceKey = [](const std::string &Dir) {
+    std::filesystem::path P = std::filesystem::absolute(Dir).lexically_normal();
+    return P.has_filename() ? P : P.parent_path();
+  };
+  for (size_t S = 0; S < O.Specs.size(); ++S)
+    for (size_t T = 0; T < S && !O.Specs[S].TraceDir.empty(); ++T)
+      if (!O.Specs[T].TraceDir.empty() &&
+          TraceKey(O.Specs[S].TraceDir) == TraceKey(O.Specs[T].TraceDir))
+        fatal("kernels '" + O.Specs[T].Label + "' and '" + O.Specs[S].Label +
+              "' both trace to " + O.Specs[S].TraceDir);
   for (Group &G : O.Groups)
     if (G.Name.empty())
       for (size_t M : G.Members)
@@ -822,7 +1061,10 @@ int main(int Argc, char **Argv) {
       if (K.Args[I].isBuffer())
         P.Buffers[I] =
             take(DeviceBuffer::allocate(*Ctx, K.Args[I].bufferBytes()));
-    P.Args = packArgs(K, K.Kernel.Params, P);
+    for (const ProbeBuffer &PB : K.Kernel.Probes)
+      P.Probes.push_back(take(DeviceBuffer::allocate(
+          *Ctx, PB.totalBytes(K.Config.Grid, K.Config.Block))));
+    P.Args = packArgs(K, K.Kernel.Params, P, /*Probed=*/true);
     check(initialise(K, P));
     check(launch(*Ctx, *P.Fn, K.Config, *P.Args));
     check(syncAfter(*Ctx, "kernel '" + K.Label + "' failed"));
@@ -833,6 +1075,9 @@ int main(int Argc, char **Argv) {
                 toString(K.Config.Block).c_str(),
                 (unsigned long long)K.Config.DynamicSmem, P.Fn->Registers,
                 P.Fn->StaticSmem, P.Fn->LocalBytes);
+    ojson Probes;
+    if (!K.Kernel.Probes.empty())
+      Probes = readProbes(K, P, DI);
     for (const auto &[Index, Path] : K.Outs) {
       std::vector<uint8_t> Host(P.Buffers[Index].size());
       check(P.Buffers[Index].download(Host.data(), Host.size()));
@@ -843,6 +1088,8 @@ int main(int Argc, char **Argv) {
       std::printf("  wrote argument %u (%zu bytes) to %s\n", Index, Host.size(),
                   Path.c_str());
     }
+    if (!K.TraceDir.empty())
+      std::printf("  wrote trace to %s\n", K.TraceDir.c_str());
     ojson KJ;
     KJ["label"] = K.Label;
     KJ["kernel"] = K.Kernel.Name;
@@ -853,6 +1100,10 @@ int main(int Argc, char **Argv) {
     KJ["registers"] = P.Fn->Registers;
     KJ["static_smem"] = P.Fn->StaticSmem;
     KJ["local_bytes"] = P.Fn->LocalBytes;
+    if (!K.Kernel.Probes.empty())
+      KJ["probes"] = Probes;
+    if (!K.TraceDir.empty())
+      KJ["trace"] = K.TraceDir;
     Report["kernels"].push_back(KJ);
   }
 
@@ -879,10 +1130,13 @@ int main(int Argc, char **Argv) {
         fatal(OtherPath + ": no kernel '" + OtherKernel + "'");
       OtherParams = OK->Params;
     }
+    // The other kernel takes the same arguments; this one's probe buffers
+    // are not among them.
     if (OtherParams.size() != K.Args.size())
       fatal(OtherPath + ": kernel '" + OtherKernel + "' has " +
             std::to_string(OtherParams.size()) + " parameters, '" + K.Label +
-            "' has " + std::to_string(K.Args.size()));
+            "' has " + std::to_string(K.Args.size()) +
+            (K.Kernel.Probes.empty() ? "" : " besides its probe buffers"));
     for (size_t I = 0; I < OtherParams.size(); ++I)
       check(checkArgAgainstParam(K.Args[I], OtherParams[I], unsigned(I)));
     check(prepareDynamicSmem(*Ctx, *OtherFn, K.Config.DynamicSmem));
@@ -895,7 +1149,8 @@ int main(int Argc, char **Argv) {
         check(P.Buffers[I].download(First[I].data(), First[I].size()));
       }
     // ...against the second on freshly initialised buffers.
-    std::unique_ptr<ArgPack> OtherArgs = packArgs(K, OtherParams, P);
+    std::unique_ptr<ArgPack> OtherArgs =
+        packArgs(K, OtherParams, P, /*Probed=*/false);
     check(initialise(K, P));
     check(launch(*Ctx, *OtherFn, K.Config, *OtherArgs));
     check(syncAfter(*Ctx, "kernel '" + OtherKernel + "' of " + OtherPath +

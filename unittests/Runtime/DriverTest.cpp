@@ -121,4 +121,27 @@ TEST(CudaDriver, NoDeviceIsAClearError) {
             "CUDA-capable device is detected)");
 }
 
+TEST(DeviceBuffer, DownloadAtAnOffset) {
+  // gpu-run reads a probe buffer's overflow counter alone, after the records.
+  Expected<std::unique_ptr<CudaDriver>> D = CudaDriver::load(FakeEmulated);
+  ASSERT_TRUE(D) << D.status().message();
+  Expected<std::unique_ptr<Context>> C = Context::create(**D);
+  ASSERT_TRUE(C) << C.status().message();
+  Expected<DeviceBuffer> B = DeviceBuffer::allocate(**C, 16);
+  ASSERT_TRUE(B) << B.status().message();
+  uint8_t In[16];
+  for (int I = 0; I < 16; ++I)
+    In[I] = uint8_t(I);
+  ASSERT_TRUE(B->upload(In, sizeof(In)).ok());
+  uint8_t Out[4] = {};
+  ASSERT_TRUE(B->download(Out, 4, 12).ok());
+  EXPECT_EQ(Out[0], 12);
+  EXPECT_EQ(Out[3], 15);
+  EXPECT_EQ(B->download(Out, 4, 13).message(),
+            "download of 4 bytes at offset 13 from a buffer of 16");
+  EXPECT_EQ(B->download(Out, 4, 17).message(),
+            "download of 4 bytes at offset 17 from a buffer of 16");
+  EXPECT_FALSE(B->download(Out, 4, ~uint64_t(0)).ok());
+}
+
 } // namespace

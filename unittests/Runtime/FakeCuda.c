@@ -7,8 +7,8 @@
 // returns $FAKE_CUDA_INIT_RESULT when set); FAKE_CUDA_PARTIAL exports only a
 // few, as a too-old driver would; FAKE_CUDA_EMULATED has one device whose
 // memory is host memory and whose "kernels" are C functions chosen by name
-// (fake_copy, fake_half, fake_add, fake_noop; see decode()), so that
-// gpu-run's whole flow runs in lit tests. Its CUDA graphs record their
+// (fake_copy, fake_half, fake_add, fake_probe, fake_noop; see decode()), so
+// that gpu-run's whole flow runs in lit tests. Its CUDA graphs record their
 // kernel nodes (with copies of the arguments, as the driver's do) and run
 // them on every cuGraphLaunch. With $FAKE_CUDA_LOG set, it appends a line
 // per kernel run and graph call to that file, for tests to count.
@@ -220,13 +220,16 @@ CUresult cuFuncSetAttribute(void *F, int Attr, int V) {
 }
 /* One kernel run, with its arguments decoded (and so copied) when it is
    enqueued. Kernels take (src, dst, n): fake_copy copies n bytes, fake_half
-   the first n / 2, fake_add adds n bytes of src to dst (mod 256); any other
-   kernel does nothing. */
+   the first n / 2, fake_add adds n bytes of src to dst (mod 256); further
+   parameters (probe buffers) are ignored. fake_probe takes (buf, n, value)
+   and stores the u64 value at byte n of buf. Any other kernel does
+   nothing. */
 typedef struct {
   char Name[64];
-  int Kind; /* 0: nothing, 1: copy, 2: half, 3: add */
+  int Kind; /* 0: nothing, 1: copy, 2: half, 3: add, 4: probe */
   CUdeviceptr Src, Dst;
   unsigned N;
+  unsigned long long Value;
 } FakeLaunch;
 
 static void logLine(const char *Format, ...) {
@@ -253,8 +256,16 @@ static void decode(const char *Name, void **Params, FakeLaunch *L) {
     L->Kind = 2;
   else if (strcmp(Name, "fake_add") == 0)
     L->Kind = 3;
+  else if (strcmp(Name, "fake_probe") == 0)
+    L->Kind = 4;
   if (L->Kind == 0)
     return;
+  if (L->Kind == 4) {
+    L->Dst = *(CUdeviceptr *)Params[0];
+    L->N = *(unsigned *)Params[1];
+    L->Value = *(unsigned long long *)Params[2];
+    return;
+  }
   L->Src = *(CUdeviceptr *)Params[0];
   L->Dst = *(CUdeviceptr *)Params[1];
   L->N = *(unsigned *)Params[2];
@@ -274,6 +285,9 @@ static void run(const FakeLaunch *L) {
   case 3:
     for (I = 0; I < L->N; ++I)
       Dst[I] = (unsigned char)(Dst[I] + Src[I]);
+    break;
+  case 4:
+    memcpy(Dst + L->N, &L->Value, sizeof(L->Value));
     break;
   default:
     break;

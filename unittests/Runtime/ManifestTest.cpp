@@ -57,11 +57,13 @@ Manifest fullManifest() {
   B.ArgMap = {2, 3};
   K.FusedFrom = {A, B};
   ProbeBuffer P;
-  P.Name = "block_sched";
+  P.Name = "warps";
+  P.Probe = "block_sched";
   P.Param = 4;
   P.Level = ProbeLevel::Warp;
   P.Capacity = 2;
   P.RecordBytes = 16;
+  P.OverflowCounter = true;
   P.Fields = {{"clock", "u64", 0}, {"smid", "u32", 8}, {"warp", "u32", 12}};
   K.Probes = {P};
   M.Kernels.push_back(K);
@@ -105,12 +107,14 @@ TEST(Manifest, RoundTrip) {
   EXPECT_TRUE(*Back == M);
   EXPECT_EQ(writeManifest(*Back), Text);
   // Fields the writer must not drop.
-  EXPECT_NE(Text.find("\"manifest_version\": 2"), std::string::npos);
+  EXPECT_NE(Text.find("\"manifest_version\": 3"), std::string::npos);
   EXPECT_NE(Text.find("\"grid\": \"runtime\""), std::string::npos);
   EXPECT_NE(Text.find("\"fusion_strategy\": \"thread\""), std::string::npos);
   EXPECT_NE(Text.find("\"fusion_strategy\": \"interleave\""),
             std::string::npos);
   EXPECT_NE(Text.find("\"ratio\": 3"), std::string::npos);
+  EXPECT_NE(Text.find("\"probe\": \"block_sched\""), std::string::npos);
+  EXPECT_NE(Text.find("\"overflow_counter\": true"), std::string::npos);
   // Kernels without fused_from have no strategy.
   EXPECT_FALSE(Back->Kernels[1].Strategy.has_value());
 }
@@ -150,6 +154,50 @@ TEST(Manifest, ChangesAreDetected) {
   N = M;
   N.Kernels[2].FusedFrom[1].Ratio = std::nullopt;
   EXPECT_FALSE(N == M);
+  N = M;
+  N.Kernels[0].Probes[0].Probe = "other";
+  EXPECT_FALSE(N == M);
+  N = M;
+  N.Kernels[0].Probes[0].OverflowCounter = false;
+  EXPECT_FALSE(N == M);
+}
+
+TEST(Manifest, ProbeDefaultsAreNotWritten) {
+  // Without a probe name or counter the keys are left out (and read back as
+  // the defaults).
+  Manifest M = fullManifest();
+  M.Kernels[0].Probes[0].Probe.clear();
+  M.Kernels[0].Probes[0].OverflowCounter = false;
+  std::string Text = writeManifest(M);
+  EXPECT_EQ(Text.find("\"probe\""), std::string::npos);
+  EXPECT_EQ(Text.find("overflow_counter"), std::string::npos);
+  Expected<Manifest> Back = parseManifest(Text, "defaults.json");
+  ASSERT_TRUE(Back) << Back.status().message();
+  EXPECT_TRUE(*Back == M);
+}
+
+TEST(Manifest, ValidateProbeBuffers) {
+  Manifest M = fullManifest();
+  ProbeBuffer Second = M.Kernels[0].Probes[0];
+  Second.Name = "more";
+  M.Kernels[0].Probes.push_back(Second);
+  EXPECT_EQ(validateManifest(M).message(),
+            "kernels[0].probes[1].param: parameter 4 is already the buffer "
+            "of probes[0]");
+  M.Kernels[0].Probes[1].Param = 0;
+  EXPECT_TRUE(validateManifest(M).ok()) << validateManifest(M).message();
+  M.Kernels[0].Probes[1].Name = "warps";
+  EXPECT_EQ(validateManifest(M).message(),
+            "kernels[0].probes[1].name: duplicate map 'warps' (also "
+            "probes[0])");
+  M.Kernels[0].Probes[1].Name = "";
+  EXPECT_EQ(validateManifest(M).message(),
+            "kernels[0].probes[1].name: expected a non-empty string");
+  M = fullManifest();
+  M.Kernels[0].Probes[0].Fields[2].Name = "clock";
+  EXPECT_EQ(validateManifest(M).message(),
+            "kernels[0].probes[0].fields[2].name: duplicate field 'clock' "
+            "(also fields[0])");
 }
 
 TEST(Manifest, ValidateTheFusionStrategy) {
@@ -190,11 +238,51 @@ TEST(Manifest, ProbeBufferBytes) {
   // A partial warp still has a slot.
   P.Level = ProbeLevel::Warp;
   EXPECT_EQ(P.bufferBytes(Dim3{1, 1, 1}, Dim3{33, 1, 1}), 2u * 3 * 16);
+  EXPECT_EQ(P.unitsPerBlock(Dim3{33, 1, 1}), 2u);
+  EXPECT_EQ(P.unitsPerBlock(Dim3{8, 4, 2}), 2u);
+}
+
+TEST(Manifest, ProbeBufferTotalBytes) {
+  // 12-byte records: the records end off a multiple of 8, so the counter
+  // starts at the next one.
+  ProbeBuffer P;
+  P.Capacity = 1;
+  P.RecordBytes = 12;
+  Dim3 Grid{5, 1, 1}, Block{40, 1, 1}; // The second warp has 8 threads.
+  P.Level = ProbeLevel::Thread;
+  EXPECT_EQ(P.unitsPerBlock(Block), 40u);
+  EXPECT_EQ(P.bufferBytes(Grid, Block), 5u * 40 * 12); // 2400
+  EXPECT_EQ(P.overflowOffset(Grid, Block), 2400u);     // Already aligned.
+  EXPECT_EQ(P.totalBytes(Grid, Block), 2400u);         // No counter.
+  P.OverflowCounter = true;
+  EXPECT_EQ(P.totalBytes(Grid, Block), 2408u);
+  P.Level = ProbeLevel::Warp;
+  EXPECT_EQ(P.unitsPerBlock(Block), 2u);
+  EXPECT_EQ(P.bufferBytes(Grid, Block), 5u * 2 * 12); // 120
+  EXPECT_EQ(P.overflowOffset(Grid, Block), 120u);
+  EXPECT_EQ(P.totalBytes(Grid, Block), 128u);
+  P.Level = ProbeLevel::Block;
+  EXPECT_EQ(P.unitsPerBlock(Block), 1u);
+  EXPECT_EQ(P.bufferBytes(Grid, Block), 5u * 12); // 60
+  EXPECT_EQ(P.overflowOffset(Grid, Block), 64u);
+  EXPECT_EQ(P.totalBytes(Grid, Block), 72u);
+  P.OverflowCounter = false;
+  EXPECT_EQ(P.totalBytes(Grid, Block), 64u);
+  // A partial last warp, three of them, and capacity 3 of 4-byte records.
+  P.Level = ProbeLevel::Warp;
+  P.Capacity = 3;
+  P.RecordBytes = 4;
+  P.OverflowCounter = true;
+  Dim3 One{1, 1, 1}, Odd{65, 1, 1};
+  EXPECT_EQ(P.unitsPerBlock(Odd), 3u);
+  EXPECT_EQ(P.bufferBytes(One, Odd), 36u);
+  EXPECT_EQ(P.overflowOffset(One, Odd), 40u);
+  EXPECT_EQ(P.totalBytes(One, Odd), 48u);
 }
 
 /// A valid manifest as text, to be broken in one place per case.
 const char *const Valid = R"({
-  "manifest_version": 2,
+  "manifest_version": 3,
   "module": {"path": "k.ptx", "format": "ptx", "target": "sm_90a"},
   "kernels": [{
     "name": "k",
@@ -211,7 +299,25 @@ const char *const Valid = R"({
       {"kernel": "y", "threads": [128, 256], "arg_map": [2]}
     ],
     "probes": [
-      {"name": "t", "param": 3, "level": "thread", "capacity": 1,
+      {"name": "t", "probe": "clock", "param": 3, "level": "thread",
+       "capacity": 1, "record_bytes": 8, "overflow_counter": true,
+       "fields": [{"name": "c", "type": "u64", "offset": 0}]}
+    ]
+  }]
+})";
+
+/// Version 2: probe entries have neither "probe" nor "overflow_counter".
+const char *const ValidV2 = R"({
+  "manifest_version": 2,
+  "module": {"path": "k.ptx", "format": "ptx"},
+  "kernels": [{
+    "name": "k",
+    "params": [
+      {"name": "a", "type": "u64", "size": 8, "align": 8, "offset": 0, "kind": "pointer"},
+      {"name": "p", "type": "u64", "size": 8, "align": 8, "offset": 8, "kind": "pointer"}
+    ],
+    "probes": [
+      {"name": "t", "param": 1, "level": "warp", "capacity": 2,
        "record_bytes": 8, "fields": [{"name": "c", "type": "u64", "offset": 0}]}
     ]
   }]
@@ -274,9 +380,26 @@ TEST(Manifest, ValidTextParses) {
   EXPECT_FALSE(K.Launch.Grid.has_value());
   EXPECT_EQ(K.FusedFrom[1].ArgMap, std::vector<uint64_t>{2});
   EXPECT_EQ(K.Probes[0].Level, ProbeLevel::Thread);
+  EXPECT_EQ(K.Probes[0].Probe, "clock");
+  EXPECT_TRUE(K.Probes[0].OverflowCounter);
   EXPECT_EQ(M->findKernel("k"), &M->Kernels[0]);
   EXPECT_EQ(M->findKernel("nope"), nullptr);
   EXPECT_EQ(K.Strategy, FusionStrategy::Thread);
+}
+
+TEST(Manifest, Version2ProbesHaveNoCounter) {
+  Expected<Manifest> M = parseManifest(ValidV2, "v2.json");
+  ASSERT_TRUE(M) << M.status().message();
+  const ProbeBuffer &P = M->Kernels[0].Probes[0];
+  EXPECT_FALSE(P.OverflowCounter);
+  EXPECT_TRUE(P.Probe.empty());
+  EXPECT_EQ(P.totalBytes(Dim3{2, 1, 1}, Dim3{64, 1, 1}), 2u * 2 * 2 * 8);
+  // Written back as version 3, which reads back the same.
+  std::string Text = writeManifest(*M);
+  EXPECT_NE(Text.find("\"manifest_version\": 3"), std::string::npos);
+  Expected<Manifest> Back = parseManifest(Text, "v3.json");
+  ASSERT_TRUE(Back) << Back.status().message();
+  EXPECT_TRUE(*Back == *M);
 }
 
 TEST(Manifest, Version1ReadsAsThreadStrategy) {
@@ -284,9 +407,9 @@ TEST(Manifest, Version1ReadsAsThreadStrategy) {
   ASSERT_TRUE(M) << M.status().message();
   EXPECT_EQ(M->Kernels[0].Strategy, FusionStrategy::Thread);
   EXPECT_FALSE(M->Kernels[0].FusedFrom[0].Ratio.has_value());
-  // Written back as version 2, with the strategy spelled out.
+  // Written back as version 3, with the strategy spelled out.
   std::string Text = writeManifest(*M);
-  EXPECT_NE(Text.find("\"manifest_version\": 2"), std::string::npos);
+  EXPECT_NE(Text.find("\"manifest_version\": 3"), std::string::npos);
   EXPECT_NE(Text.find("\"fusion_strategy\": \"thread\""), std::string::npos);
   Expected<Manifest> Back = parseManifest(Text, "v2.json");
   ASSERT_TRUE(Back) << Back.status().message();
@@ -353,13 +476,13 @@ INSTANTIATE_TEST_SUITE_P(
                   R"("size": -4, "align": 4, "offset": 12)",
                   "kernels[0].params[2].size: expected an unsigned integer, "
                   "got a negative integer"},
-        Malformed{R"("manifest_version": 2)", R"("manifest_version": 3)",
-                  "manifest_version: unsupported version 3 (this runtime "
-                  "reads versions 1 and 2)"},
-        Malformed{R"("manifest_version": 2)", R"("manifest_version": 0)",
+        Malformed{R"("manifest_version": 3)", R"("manifest_version": 4)",
+                  "manifest_version: unsupported version 4 (this runtime "
+                  "reads versions 1, 2 and 3)"},
+        Malformed{R"("manifest_version": 3)", R"("manifest_version": 0)",
                   "manifest_version: unsupported version 0 (this runtime "
-                  "reads versions 1 and 2)"},
-        Malformed{R"("manifest_version": 2,)", "", "manifest_version: missing"},
+                  "reads versions 1, 2 and 3)"},
+        Malformed{R"("manifest_version": 3,)", "", "manifest_version: missing"},
         Malformed{R"("format": "ptx")", R"("format": "sass")",
                   "module.format: expected \"ptx\" or \"cubin\", got "
                   "\"sass\""},
@@ -416,9 +539,66 @@ INSTANTIATE_TEST_SUITE_P(
         Malformed{R"("level": "thread")", R"("level": "grid")",
                   "kernels[0].probes[0].level: expected \"thread\", \"warp\" "
                   "or \"block\", got \"grid\""},
-        Malformed{R"("record_bytes": 8)", R"("record_bytes": 4)",
+        Malformed{R"("record_bytes": 8,)", R"("record_bytes": 4,)",
                   "kernels[0].probes[0].fields[0].offset: field ends at byte "
                   "8, past record_bytes 4"}));
+
+// Version 3's probe keys, and what versions 1 and 2 lack.
+INSTANTIATE_TEST_SUITE_P(
+    Probes, MalformedManifest,
+    ::testing::Values(
+        Malformed{R"("overflow_counter": true)", R"("overflow_counter": "yes")",
+                  "kernels[0].probes[0].overflow_counter: expected true or "
+                  "false, got string"},
+        Malformed{R"("overflow_counter": true)", R"("overflow_counter": 1)",
+                  "kernels[0].probes[0].overflow_counter: expected true or "
+                  "false, got an unsigned integer"},
+        Malformed{R"("probe": "clock")", R"("probe": "")",
+                  "kernels[0].probes[0].probe: expected a non-empty string"},
+        Malformed{R"("probe": "clock")", R"("probe": ["clock"])",
+                  "kernels[0].probes[0].probe: expected a string, got array"},
+        Malformed{R"("name": "t",)", R"("name": "t", "counter": true,)",
+                  "kernels[0].probes[0].counter: unknown key (expected one "
+                  "of: name, probe, param, level, capacity, record_bytes, "
+                  "overflow_counter, fields)"},
+        Malformed{R"("fields": [{"name": "c", "type": "u64", "offset": 0}]})",
+                  R"("fields": [{"name": "c", "type": "u64", "offset": 0}]},
+                     {"name": "t", "param": 0, "level": "block",
+                      "capacity": 1, "record_bytes": 8, "fields": []})",
+                  "kernels[0].probes[1].name: duplicate map 't' (also "
+                  "probes[0])"},
+        Malformed{R"("fields": [{"name": "c", "type": "u64", "offset": 0}]})",
+                  R"("fields": [{"name": "c", "type": "u64", "offset": 0}]},
+                     {"name": "u", "param": 3, "level": "block",
+                      "capacity": 1, "record_bytes": 8, "fields": []})",
+                  "kernels[0].probes[1].param: parameter 3 is already the "
+                  "buffer of probes[0]"},
+        Malformed{R"("level": "warp",)",
+                  R"("level": "warp", "overflow_counter": false,)",
+                  "kernels[0].probes[0].overflow_counter: new in "
+                  "manifest_version 3 (this manifest is version 2)",
+                  ValidV2},
+        Malformed{R"("level": "warp",)",
+                  R"("level": "warp", "probe": "block_sched",)",
+                  "kernels[0].probes[0].probe: new in manifest_version 3 "
+                  "(this manifest is version 2)",
+                  ValidV2},
+        Malformed{R"("manifest_version": 2)", R"("manifest_version": 1)",
+                  "kernels[0].probes[0].overflow_counter: new in "
+                  "manifest_version 3 (this manifest is version 1)",
+                  R"({"manifest_version": 2,
+                      "module": {"path": "k.ptx", "format": "ptx"},
+                      "kernels": [{"name": "k", "params": [
+                        {"name": "p", "type": "u64", "size": 8, "align": 8,
+                         "offset": 0, "kind": "pointer"}],
+                        "probes": [{"name": "t", "param": 0,
+                          "level": "block", "capacity": 1,
+                          "record_bytes": 8, "overflow_counter": true,
+                          "fields": []}]}]})"},
+        Malformed{R"("name": "t",)", R"("name": "t", "counter": true,)",
+                  "kernels[0].probes[0].counter: unknown key (expected one "
+                  "of: name, param, level, capacity, record_bytes, fields)",
+                  ValidV2}));
 
 // Version 2's fusion strategies and ratios, and what version 1 lacks.
 INSTANTIATE_TEST_SUITE_P(

@@ -73,7 +73,8 @@ public:
   CUdeviceptr ptr() const { return Ptr; }
   uint64_t size() const { return Bytes; }
   Status upload(const void *Data, uint64_t Size) const;
-  Status download(void *Data, uint64_t Size) const;
+  /// Copies Size bytes from Offset in the buffer to Data.
+  Status download(void *Data, uint64_t Size, uint64_t Offset = 0) const;
   Status fill(uint8_t Byte) const;
 
 private:

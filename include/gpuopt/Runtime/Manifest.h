@@ -131,19 +131,37 @@ struct ProbeField {
   bool operator==(const ProbeField &O) const;
 };
 
-/// One probe record buffer (reserved for the probe passes).
+/// One probe record buffer, which the probe pass adds as a kernel parameter
+/// and the launcher allocates and zeroes (docs/manifest.md, "probes").
 struct ProbeBuffer {
+  /// The record map, e.g. "blocks"; unique in its kernel.
   std::string Name;
+  /// The probe spec that defined the map, e.g. "block_sched"; may be empty
+  /// (manifest version 3: "probe").
+  std::string Probe;
   /// The kernel parameter that receives the buffer's address.
   uint64_t Param = 0;
   ProbeLevel Level = ProbeLevel::Thread;
   /// Records per thread, warp or block.
   uint64_t Capacity = 0;
   uint64_t RecordBytes = 0;
+  /// The buffer ends with a u64 that counts the records the kernel dropped
+  /// because their slots were full (manifest version 3:
+  /// "overflow_counter").
+  bool OverflowCounter = false;
   std::vector<ProbeField> Fields;
 
-  /// grid blocks * (threads, warps or 1 per block) * capacity * record bytes.
+  /// Slot owners per block: the block's threads, ceil(threads / 32) warps,
+  /// or 1.
+  uint64_t unitsPerBlock(const Dim3 &Block) const;
+  /// The records: grid blocks * unitsPerBlock * capacity * record bytes.
   uint64_t bufferBytes(const Dim3 &Grid, const Dim3 &Block) const;
+  /// Where the overflow counter lies (when OverflowCounter): the records'
+  /// bytes rounded up to a multiple of 8.
+  uint64_t overflowOffset(const Dim3 &Grid, const Dim3 &Block) const;
+  /// The whole buffer: the records rounded up to a multiple of 8, plus 8
+  /// bytes for the overflow counter when there is one.
+  uint64_t totalBytes(const Dim3 &Grid, const Dim3 &Block) const;
   bool operator==(const ProbeBuffer &O) const;
 };
 
@@ -177,7 +195,7 @@ struct ModuleInfo {
 struct Manifest {
   /// The version writeManifest writes; readers accept OldestVersion to
   /// CurrentVersion (docs/manifest.md, "Versioning").
-  static constexpr int CurrentVersion = 2;
+  static constexpr int CurrentVersion = 3;
   static constexpr int OldestVersion = 1;
   ModuleInfo Module;
   std::vector<KernelInfo> Kernels;
@@ -197,7 +215,8 @@ Expected<Manifest> readManifest(const std::string &Path);
 std::string writeManifest(const Manifest &M);
 /// Checks what the JSON types cannot: layout (offsets aligned, in order, not
 /// overlapping), the fusion strategy and its thread ranges and ratios,
-/// argument maps and probe parameters in range.
+/// argument maps in range, and probe buffers (parameters in range, 8 bytes
+/// and distinct; names unique; fields inside the record).
 /// Errors name the JSON path of the offending value.
 Status validateManifest(const Manifest &M);
 
