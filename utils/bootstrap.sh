@@ -43,11 +43,11 @@ gpuopt_find_ptxas() {
   python3 -c 'import nvidia, os; print(os.path.join(nvidia.__path__[0], "cu13", "bin", "ptxas"))'
 }
 
-# numpy and pytest for the Python tests, at the pins of requirements-test.txt,
+# numpy, matplotlib and pytest for the Python tests, at the pins of requirements-test.txt,
 # into the first python3 on PATH.
 gpuopt_install_pytest() {
-  python3 -c 'import numpy, pytest' 2>/dev/null && return 0
-  grep -E '^(numpy|pytest)==' "$GPUOPT_ROOT/requirements-test.txt" |
+  python3 -c 'import numpy, pytest, matplotlib' 2>/dev/null && return 0
+  grep -E '^(numpy|pytest|matplotlib)==' "$GPUOPT_ROOT/requirements-test.txt" |
     xargs python3 -m pip install -q
 }
 

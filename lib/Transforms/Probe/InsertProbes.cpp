@@ -65,6 +65,17 @@ struct MapLayout {
   int64_t recordBytes = 0;
   /// Registers holding the next record's address and the records written.
   std::string addr, count, overflow;
+  /// save.MAP statements in the entry and in the exit snippets. Each exit
+  /// path runs the exit snippets once, so a thread saves at most
+  /// entrySaves + exitSaves records: when that fits the capacity, every
+  /// save has a fixed record and needs no counter ("static").
+  int64_t entrySaves = 0, exitSaves = 0;
+  bool isStatic = false;
+  /// Static and saved only at exits: its slot is computed at the exit, so
+  /// no register of the probe's stays live through the kernel for it.
+  bool atExit = false;
+  /// The record the next save writes (static maps), while emitting.
+  int64_t nextRecord = 0;
 };
 
 /// A parsed and checked probe spec.
@@ -144,12 +155,16 @@ private:
   LogicalResult emitSnippet(StatementBuilder &sb, const CheckedProbe &probe,
                             ArrayRef<SnippetInst> snippet);
   LogicalResult emitPoint(StatementBuilder &sb, PointKind kind);
+  /// The slot addresses (and writers, counters) of the maps whose slot is
+  /// computed at entry (`atExit` false) or at each exit.
+  void emitSlots(StatementBuilder &sb, bool atExit);
   Attribute rename(const CheckedProbe &probe, Attribute operand);
 
   ModuleOp root;
   ArrayRef<CheckedProbe> probes;
-  SmallVector<MapLayout> maps;
+  std::vector<MapLayout> maps;
   unsigned labelCounter = 0;
+  bool exitSlotsPending = false;
 };
 
 } // namespace
@@ -284,12 +299,26 @@ LogicalResult ProbeInserter::emitSave(StatementBuilder &sb,
                                       const CheckedProbe &probe,
                                       const SnippetInst &inst) {
   StringRef mapName = cast<StringAttr>(inst.syntax.modifiers[0]).getValue();
-  MapLayout *map = llvm::find_if(
+  MapLayout *map = &*llvm::find_if(
       maps, [&](const MapLayout &m) { return m.spec->name == mapName; });
   sb.setLoc(inst.loc);
   StringRef lead = map->spec->level == Level::Thread ? ""
                    : map->spec->level == Level::Warp ? "%__pr_lead_warp"
-                                                     : "%__pr_lead_block";
+                                                      : "%__pr_lead_block";
+  if (map->isStatic) {
+    // A fixed record: stores by the slot's writer, nothing to count.
+    int64_t base = map->nextRecord++ * map->recordBytes;
+    std::string guard = lead.empty() ? "" : ("@" + lead + " ").str();
+    for (auto [operand, field, offset] :
+         llvm::zip(inst.syntax.operands, map->spec->fields, map->offsets)) {
+      auto reg = cast<RegisterAttr>(rename(probe, operand));
+      sb.inst(guard + "st.global.b" +
+              std::to_string(getTypeBytes(field.type) * 8) + " [" +
+              map->addr + "+" + std::to_string(base + offset) + "], " +
+              reg.getName());
+    }
+    return success();
+  }
   // ok: this thread writes the slot and the slot has room; over: it would
   // write, but the slot is full.
   std::string cap = std::to_string(map->spec->capacity);
@@ -322,6 +351,10 @@ LogicalResult ProbeInserter::emitSnippet(StatementBuilder &sb,
   OpBuilder &builder = sb.getBuilder();
   for (const SnippetInst &inst : snippet) {
     if (inst.syntax.opcode.getValue() == "save") {
+      if (exitSlotsPending) {
+        exitSlotsPending = false;
+        emitSlots(sb, /*atExit=*/true);
+      }
       if (failed(emitSave(sb, probe, inst)))
         return failure();
       continue;
@@ -342,11 +375,102 @@ LogicalResult ProbeInserter::emitSnippet(StatementBuilder &sb,
 }
 
 LogicalResult ProbeInserter::emitPoint(StatementBuilder &sb, PointKind kind) {
+  for (MapLayout &map : maps)
+    map.nextRecord = kind == PointKind::KernelEntry ? 0 : map.entrySaves;
+  // Exit slots are computed at the first save, after the snippet's reads of
+  // the clocks, so that they time the kernel rather than the probe.
+  exitSlotsPending = kind == PointKind::KernelExit;
   for (const CheckedProbe &probe : probes)
     for (auto [point, snippet] : llvm::zip(probe.spec.points, probe.points))
       if (point.kind == kind && failed(emitSnippet(sb, probe, snippet)))
         return failure();
   return success();
+}
+
+void ProbeInserter::emitSlots(StatementBuilder &sb, bool atExit) {
+  SmallVector<MapLayout *> chosen;
+  for (MapLayout &map : maps)
+    if (map.atExit == atExit)
+      chosen.push_back(&map);
+  if (chosen.empty())
+    return;
+  bool needBlocks = llvm::any_of(chosen, [](MapLayout *m) {
+    return !m->isStatic;
+  });
+  // Linear thread index (x fastest) and threads per block.
+  sb.inst("mov.u32 %__pr_t0, %tid.x");
+  sb.inst("mov.u32 %__pr_t1, %tid.y");
+  sb.inst("mov.u32 %__pr_t2, %tid.z");
+  sb.inst("mov.u32 %__pr_n0, %ntid.x");
+  sb.inst("mov.u32 %__pr_n1, %ntid.y");
+  sb.inst("mov.u32 %__pr_n2, %ntid.z");
+  sb.inst("mad.lo.u32 %__pr_lin, %__pr_t2, %__pr_n1, %__pr_t1");
+  sb.inst("mad.lo.u32 %__pr_lin, %__pr_lin, %__pr_n0, %__pr_t0");
+  sb.inst("mul.lo.u32 %__pr_n1, %__pr_n1, %__pr_n0");
+  sb.inst("mul.lo.u32 %__pr_n2, %__pr_n2, %__pr_n1");
+  // %__pr_n2: threads per block. Linear block index (x fastest).
+  sb.inst("mov.u32 %__pr_t0, %ctaid.x");
+  sb.inst("mov.u32 %__pr_t1, %ctaid.y");
+  sb.inst("mov.u32 %__pr_t2, %ctaid.z");
+  sb.inst("mov.u32 %__pr_n0, %nctaid.y");
+  sb.inst("mul.wide.u32 %__pr_blk, %__pr_t2, %__pr_n0");
+  sb.inst("cvt.u64.u32 %__pr_w, %__pr_t1");
+  sb.inst("add.u64 %__pr_blk, %__pr_blk, %__pr_w");
+  sb.inst("mov.u32 %__pr_n1, %nctaid.x");
+  sb.inst("cvt.u64.u32 %__pr_w, %__pr_n1");
+  sb.inst("mul.lo.u64 %__pr_blk, %__pr_blk, %__pr_w");
+  sb.inst("cvt.u64.u32 %__pr_w, %__pr_t0");
+  sb.inst("add.u64 %__pr_blk, %__pr_blk, %__pr_w");
+  if (needBlocks) {
+    sb.inst("mul.wide.u32 %__pr_nblk, %__pr_n0, %__pr_n1");
+    sb.inst("mov.u32 %__pr_n0, %nctaid.z");
+    sb.inst("cvt.u64.u32 %__pr_w, %__pr_n0");
+    sb.inst("mul.lo.u64 %__pr_nblk, %__pr_nblk, %__pr_w");
+  }
+  // Writers: lane 0 of each warp (of the linear index, as the host counts
+  // warps), thread 0 of the block.
+  sb.inst("and.b32 %__pr_t0, %__pr_lin, 31");
+  sb.inst("setp.eq.u32 %__pr_lead_warp, %__pr_t0, 0");
+  sb.inst("setp.eq.u32 %__pr_lead_block, %__pr_lin, 0");
+  for (MapLayout *map : chosen) {
+    switch (map->spec->level) {
+    case Level::Thread:
+      sb.inst("mov.u32 %__pr_units, %__pr_n2");
+      sb.inst("mov.u32 %__pr_t1, %__pr_lin");
+      break;
+    case Level::Warp:
+      sb.inst("add.u32 %__pr_units, %__pr_n2, 31");
+      sb.inst("shr.u32 %__pr_units, %__pr_units, 5");
+      sb.inst("shr.u32 %__pr_t1, %__pr_lin, 5");
+      break;
+    case Level::Block:
+      sb.inst("mov.u32 %__pr_units, 1");
+      sb.inst("mov.u32 %__pr_t1, 0");
+      break;
+    }
+    int64_t slotBytes = map->spec->capacity * map->recordBytes;
+    sb.inst("ld.param.u64 " + map->addr + ", [" + map->param + "]");
+    sb.inst("cvta.to.global.u64 " + map->addr + ", " + map->addr);
+    // slot = (block * units + unit) * capacity * record bytes
+    sb.inst("cvt.u64.u32 %__pr_w, %__pr_units");
+    sb.inst("mul.lo.u64 %__pr_slot, %__pr_blk, %__pr_w");
+    sb.inst("cvt.u64.u32 %__pr_w, %__pr_t1");
+    sb.inst("add.u64 %__pr_slot, %__pr_slot, %__pr_w");
+    sb.inst("mul.lo.u64 %__pr_slot, %__pr_slot, " + std::to_string(slotBytes));
+    sb.inst("add.u64 " + map->addr + ", " + map->addr + ", %__pr_slot");
+    if (map->isStatic)
+      continue;
+    // The overflow counter: after all records, at a multiple of 8.
+    sb.inst("cvt.u64.u32 %__pr_w, %__pr_units");
+    sb.inst("mul.lo.u64 %__pr_slot, %__pr_nblk, %__pr_w");
+    sb.inst("mul.lo.u64 %__pr_slot, %__pr_slot, " + std::to_string(slotBytes));
+    sb.inst("add.u64 %__pr_slot, %__pr_slot, 7");
+    sb.inst("and.b64 %__pr_slot, %__pr_slot, -8");
+    sb.inst("ld.param.u64 " + map->overflow + ", [" + map->param + "]");
+    sb.inst("cvta.to.global.u64 " + map->overflow + ", " + map->overflow);
+    sb.inst("add.u64 " + map->overflow + ", " + map->overflow + ", %__pr_slot");
+    sb.inst("mov.u32 " + map->count + ", 0");
+  }
 }
 
 LogicalResult ProbeInserter::instrument(EntryOp entry) {
@@ -400,6 +524,15 @@ LogicalResult ProbeInserter::instrument(EntryOp entry) {
         align = std::max(align, bytes);
       }
       map.recordBytes = llvm::alignTo(offset, align);
+      for (auto [point, snippet] : llvm::zip(probe.spec.points, probe.points))
+        for (const SnippetInst &inst : snippet)
+          if (inst.syntax.opcode.getValue() == "save" &&
+              cast<StringAttr>(inst.syntax.modifiers[0]).getValue() ==
+                  spec.name)
+            ++(point.kind == PointKind::KernelEntry ? map.entrySaves
+                                                     : map.exitSaves);
+      map.isStatic = map.entrySaves + map.exitSaves <= spec.capacity;
+      map.atExit = map.isStatic && map.entrySaves == 0;
       map.addr = "%__pr_addr_" + spec.name;
       map.count = "%__pr_count_" + spec.name;
       map.overflow = "%__pr_overflow_" + spec.name;
@@ -456,77 +589,7 @@ LogicalResult ProbeInserter::instrument(EntryOp entry) {
     sb.reg(".b64", map.overflow);
     sb.reg(".b32", map.count);
   }
-  // Linear thread index (x fastest) and threads per block.
-  sb.inst("mov.u32 %__pr_t0, %tid.x");
-  sb.inst("mov.u32 %__pr_t1, %tid.y");
-  sb.inst("mov.u32 %__pr_t2, %tid.z");
-  sb.inst("mov.u32 %__pr_n0, %ntid.x");
-  sb.inst("mov.u32 %__pr_n1, %ntid.y");
-  sb.inst("mov.u32 %__pr_n2, %ntid.z");
-  sb.inst("mad.lo.u32 %__pr_lin, %__pr_t2, %__pr_n1, %__pr_t1");
-  sb.inst("mad.lo.u32 %__pr_lin, %__pr_lin, %__pr_n0, %__pr_t0");
-  sb.inst("mul.lo.u32 %__pr_n1, %__pr_n1, %__pr_n0");
-  sb.inst("mul.lo.u32 %__pr_n2, %__pr_n2, %__pr_n1");
-  // %__pr_n2: threads per block. Linear block index (x fastest) and blocks.
-  sb.inst("mov.u32 %__pr_t0, %ctaid.x");
-  sb.inst("mov.u32 %__pr_t1, %ctaid.y");
-  sb.inst("mov.u32 %__pr_t2, %ctaid.z");
-  sb.inst("mov.u32 %__pr_n0, %nctaid.y");
-  sb.inst("mul.wide.u32 %__pr_blk, %__pr_t2, %__pr_n0");
-  sb.inst("cvt.u64.u32 %__pr_w, %__pr_t1");
-  sb.inst("add.u64 %__pr_blk, %__pr_blk, %__pr_w");
-  sb.inst("mov.u32 %__pr_n1, %nctaid.x");
-  sb.inst("cvt.u64.u32 %__pr_w, %__pr_n1");
-  sb.inst("mul.lo.u64 %__pr_blk, %__pr_blk, %__pr_w");
-  sb.inst("cvt.u64.u32 %__pr_w, %__pr_t0");
-  sb.inst("add.u64 %__pr_blk, %__pr_blk, %__pr_w");
-  sb.inst("mul.wide.u32 %__pr_nblk, %__pr_n0, %__pr_n1");
-  sb.inst("mov.u32 %__pr_n0, %nctaid.z");
-  sb.inst("cvt.u64.u32 %__pr_w, %__pr_n0");
-  sb.inst("mul.lo.u64 %__pr_nblk, %__pr_nblk, %__pr_w");
-  // Leaders: lane 0 of each warp (of the linear index, as the host counts
-  // warps), thread 0 of the block.
-  sb.inst("and.b32 %__pr_t0, %__pr_lin, 31");
-  sb.inst("setp.eq.u32 %__pr_lead_warp, %__pr_t0, 0");
-  sb.inst("setp.eq.u32 %__pr_lead_block, %__pr_lin, 0");
-  for (const MapLayout &map : maps) {
-    // units per block and this thread's unit.
-    switch (map.spec->level) {
-    case Level::Thread:
-      sb.inst("mov.u32 %__pr_units, %__pr_n2");
-      sb.inst("mov.u32 %__pr_t1, %__pr_lin");
-      break;
-    case Level::Warp:
-      sb.inst("add.u32 %__pr_units, %__pr_n2, 31");
-      sb.inst("shr.u32 %__pr_units, %__pr_units, 5");
-      sb.inst("shr.u32 %__pr_t1, %__pr_lin, 5");
-      break;
-    case Level::Block:
-      sb.inst("mov.u32 %__pr_units, 1");
-      sb.inst("mov.u32 %__pr_t1, 0");
-      break;
-    }
-    int64_t slotBytes = map.spec->capacity * map.recordBytes;
-    sb.inst("ld.param.u64 " + map.addr + ", [" + map.param + "]");
-    sb.inst("cvta.to.global.u64 " + map.addr + ", " + map.addr);
-    // slot = (block * units + unit) * capacity * record bytes
-    sb.inst("cvt.u64.u32 %__pr_w, %__pr_units");
-    sb.inst("mul.lo.u64 %__pr_slot, %__pr_blk, %__pr_w");
-    sb.inst("cvt.u64.u32 %__pr_w, %__pr_t1");
-    sb.inst("add.u64 %__pr_slot, %__pr_slot, %__pr_w");
-    sb.inst("mul.lo.u64 %__pr_slot, %__pr_slot, " + std::to_string(slotBytes));
-    sb.inst("add.u64 " + map.addr + ", " + map.addr + ", %__pr_slot");
-    // overflow counter: after all records, at a multiple of 8.
-    sb.inst("cvt.u64.u32 %__pr_w, %__pr_units");
-    sb.inst("mul.lo.u64 %__pr_slot, %__pr_nblk, %__pr_w");
-    sb.inst("mul.lo.u64 %__pr_slot, %__pr_slot, " + std::to_string(slotBytes));
-    sb.inst("add.u64 %__pr_slot, %__pr_slot, 7");
-    sb.inst("and.b64 %__pr_slot, %__pr_slot, -8");
-    sb.inst("ld.param.u64 " + map.overflow + ", [" + map.param + "]");
-    sb.inst("cvta.to.global.u64 " + map.overflow + ", " + map.overflow);
-    sb.inst("add.u64 " + map.overflow + ", " + map.overflow + ", %__pr_slot");
-    sb.inst("mov.u32 " + map.count + ", 0");
-  }
+  emitSlots(sb, /*atExit=*/false);
   if (failed(emitPoint(sb, PointKind::KernelEntry)))
     return failure();
 

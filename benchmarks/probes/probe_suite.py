@@ -1,0 +1,289 @@
+#!/usr/bin/env python3
+"""Probe every suite kernel: instrument, check on the GPU, measure overhead.
+
+  generate (no GPU)  gpu-opt --probe=P for every suite kernel (CUDA and
+                     Triton, the launches of benchmarks/baselines.py) and
+                     probe; ptxas -v of the original and the probed kernel
+                     (registers, spills) into DIR/probes.json
+  check    (GPU)     each probed kernel through gpu-run against its original
+                     on the same inputs (--compare: bit-identical outputs)
+                     with --trace, then the records checked where their
+                     values can be known (block_sched: one record per warp,
+                     SM ids in range, start <= end, no overflow)
+  bench    (GPU)     original and probed kernel of every pair timed side by
+                     side in interleaved rounds (one gpu-run process),
+                     medians; a table with the slowdown and the extra
+                     registers, and their geomean / mean
+
+Results go to --out-dir (docs/results/probes-<gpu>.md/.json).
+"""
+
+import argparse
+import datetime
+import json
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "benchmarks", "fusion"))
+sys.path.insert(0, os.path.join(ROOT, "python"))
+import fuse_suite as fs  # noqa: E402  (kernel launches, tolerances, tools)
+
+PROBES = ("block_sched",)
+
+
+def log(msg):
+    print(f"probe_suite: {msg}", flush=True)
+
+
+def rel(path):
+    return os.path.relpath(path, ROOT)
+
+
+def ptxas_resources(ptxas, ptx, entry):
+    r = subprocess.run([ptxas, "-arch=sm_90a", "-v", ptx, "-o", os.devnull],
+                       capture_output=True, text=True)
+    if r.returncode:
+        return {"error": (r.stderr or r.stdout).strip()[:500]}
+    current, res = None, {}
+    for line in (r.stderr + r.stdout).splitlines():
+        m = re.search(r"Compiling entry function '([^']+)'", line)
+        if m:
+            current = m.group(1)
+        m = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", line)
+        if m and current == entry:
+            res["spill_bytes"] = int(m.group(1)) + int(m.group(2))
+        m = re.search(r"Used (\d+) registers", line)
+        if m and current == entry:
+            res["registers"] = int(m.group(1))
+    return res
+
+
+def cmd_generate(args):
+    specs = fs.baselines.kernel_specs(args.sm_count)
+    out = os.path.abspath(args.out_dir)
+    os.makedirs(out, exist_ok=True)
+    ptxas = args.ptxas or fs.find_tool("ptxas")
+    runs = []
+    for label in sorted(specs):
+        if args.only and args.only not in label:
+            continue
+        spec = specs[label]
+        entry = spec.get("kernel") or fs.entry_names(spec["module"])[0]
+        original = ptxas_resources(ptxas, spec["module"], entry)
+        for probe in args.probes:
+            ptx = os.path.join(out, probe, f"{label}.ptx")
+            manifest = os.path.splitext(ptx)[0] + ".json"
+            os.makedirs(os.path.dirname(ptx), exist_ok=True)
+            cmd = [args.gpu_opt, spec["module"], f"--probe={probe}", "-o", ptx,
+                   "--manifest", manifest]
+            r = subprocess.run(cmd, capture_output=True, text=True)
+            run = {"kernel": label, "probe": probe, "entry": entry,
+                   "spec": fs.portable(spec), "ptx": rel(ptx), "manifest": rel(manifest),
+                   "command": " ".join(rel(c) if os.path.isabs(c) else c for c in cmd),
+                   "original": original}
+            if r.returncode:
+                run["error"] = r.stderr.strip()[:1000]
+                log(f"{label} + {probe}: gpu-opt failed: {run['error'][:200]}")
+            else:
+                run["probed"] = ptxas_resources(ptxas, ptx, entry)
+                log(f"{label} + {probe}: registers {original.get('registers')} -> "
+                    f"{run['probed'].get('registers')}")
+            runs.append(run)
+    with open(os.path.join(out, "probes.json"), "w") as f:
+        json.dump({"date": datetime.date.today().isoformat(), "sm_count": args.sm_count,
+                   "runs": runs}, f, indent=1)
+    log(f"wrote {len(runs)} probed kernels to {rel(out)}")
+    return 0 if all("error" not in r for r in runs) else 1
+
+
+def launch_args(spec):
+    a = ["--grid", ",".join(map(str, spec["grid"])), "--block",
+         ",".join(map(str, spec["block"])), "--smem", str(spec.get("smem", 0))]
+    for arg in spec["args"]:
+        a += ["--arg", arg]
+    return a
+
+
+def check_block_sched(trace_dir, sms):
+    import numpy as np
+    sys.path.insert(0, os.path.join(ROOT, "python"))
+    from gpuopt.trace import load
+    t = load(trace_dir)
+    arr = t.maps["block_sched"][..., 0]
+    problems = []
+    if t.overflow.get("block_sched") != 0:
+        problems.append(f"overflow {t.overflow.get('block_sched')}")
+    unwritten = int((arr["end"] == 0).sum())
+    if unwritten:
+        problems.append(f"{unwritten} of {arr.size} warps wrote no record")
+    w = arr[arr["end"] != 0]
+    if (w["start"] > w["end"]).any():
+        problems.append(f"{int((w['start'] > w['end']).sum())} records end before they start")
+    if (w["sm"] >= sms).any():
+        problems.append(f"SM ids up to {int(w['sm'].max())} on a {sms}-SM GPU")
+    return problems, {"warps": int(arr.size), "sms_seen": int(np.unique(w["sm"]).size)}
+
+
+def cmd_check(args):
+    out = os.path.abspath(args.dir)
+    meta = fs.load_json(os.path.join(out, "probes.json"))
+    results = []
+    sms = None
+    for run in meta["runs"]:
+        if "error" in run:
+            results.append({**run, "result": "SKIP", "detail": run["error"][:200]})
+            continue
+        module = os.path.join(ROOT, run["spec"]["module"]) if not os.path.isabs(
+            run["spec"]["module"]) else run["spec"]["module"]
+        trace = os.path.join(out, "traces", run["probe"], run["kernel"])
+        shutil.rmtree(trace, ignore_errors=True)
+        os.makedirs(os.path.dirname(trace), exist_ok=True)
+        cmd = [args.gpu_run, os.path.join(ROOT, run["ptx"]), "--manifest",
+               os.path.join(ROOT, run["manifest"])] + launch_args(run["spec"]) + [
+            "--compare", f"{module}:{run['entry']}", "--trace", trace, "--repeat", "0"]
+        tol = fs.TOLERANCE.get(run["kernel"])
+        if tol:
+            cmd += ["--tolerance", str(tol)]
+        r = fs.run_watchdog(cmd, args.timeout)
+        res = {"kernel": run["kernel"], "probe": run["probe"]}
+        if r.hung or r.rc not in (0, 1):
+            res.update(result="FAIL", detail=r.message())
+        elif r.rc == 1:
+            res.update(result="FAIL", detail="outputs differ: " + r.message(3))
+        else:
+            m = re.search(r"\((\d+) SMs", r.out)
+            sms = int(m.group(1)) if m else (sms or 132)
+            problems, info = check_block_sched(trace, sms) if run["probe"] == \
+                "block_sched" else ([], {})
+            res.update(result="FAIL" if problems else "PASS",
+                       detail="; ".join(problems) or
+                       ("outputs " + ("within tolerance" if tol else "bit-identical") +
+                        f"; {info.get('warps')} warp records on {info.get('sms_seen')} SMs"),
+                       **info)
+        log(f"{run['kernel']} + {run['probe']}: {res['result']}: {res['detail'][:160]}")
+        results.append(res)
+    with open(os.path.join(out, "check.json"), "w") as f:
+        json.dump({"date": args.date, "results": results}, f, indent=1)
+    passed = sum(r["result"] == "PASS" for r in results)
+    log(f"check: {passed} PASS, {sum(r['result'] == 'FAIL' for r in results)} FAIL, "
+        f"{sum(r['result'] == 'SKIP' for r in results)} SKIP")
+    return 0 if passed == len(results) else 1
+
+
+def cmd_bench(args):
+    out = os.path.abspath(args.dir)
+    meta = fs.load_json(os.path.join(out, "probes.json"))
+    runs = [r for r in meta["runs"] if "error" not in r]
+    kernels, groups = [], []
+    for run in runs:
+        o = f"{run['kernel']}"
+        p = f"{run['kernel']}+{run['probe']}"
+        if o not in [k["label"] for k in kernels]:
+            kernels.append({**{k: v for k, v in run["spec"].items() if k != "label"},
+                            "label": o, "module": os.path.join(ROOT, run["spec"]["module"])
+                            if not os.path.isabs(run["spec"]["module"])
+                            else run["spec"]["module"], "time_alone": False})
+        kernels.append({"label": p, "module": os.path.join(ROOT, run["ptx"]),
+                        "manifest": os.path.join(ROOT, run["manifest"]),
+                        "grid": run["spec"]["grid"], "block": run["spec"]["block"],
+                        "smem": run["spec"].get("smem", 0), "args": run["spec"]["args"],
+                        "time_alone": False})
+        groups.append({"name": p, "kernels": [o, p], "modes": ["alone"]})
+    spec_path = os.path.join(out, "bench-spec.json")
+    with open(spec_path, "w") as f:
+        json.dump({"warmup": args.warmup, "repeat": args.repeat, "kernels": kernels,
+                   "groups": groups}, f, indent=1)
+    report_path = os.path.join(out, "bench-report.json")
+    r = subprocess.run([args.gpu_run, "--spec", spec_path, "--json", report_path],
+                       timeout=args.timeout)
+    if r.returncode:
+        log(f"gpu-run failed (exit {r.returncode})")
+        return 2
+    report = fs.load_json(report_path)
+    rows = []
+    for run, g in zip(runs, report["groups"]):
+        alone = g["alone"]
+        to = alone[run["kernel"]]["median_ms"]
+        tp = alone[f"{run['kernel']}+{run['probe']}"]["median_ms"]
+        ro, rp = run["original"].get("registers"), run["probed"].get("registers")
+        rows.append({"kernel": run["kernel"], "probe": run["probe"], "original_ms": to,
+                     "probed_ms": tp, "slowdown": tp / to, "registers": ro,
+                     "probed_registers": rp,
+                     "extra_registers": (rp - ro) if None not in (ro, rp) else None,
+                     "spill_bytes": run["probed"].get("spill_bytes", 0),
+                     "original_spill_bytes": run["original"].get("spill_bytes", 0)})
+    write_bench(report, rows, args)
+    return 0
+
+
+def write_bench(report, rows, args):
+    dev = report["device"]
+    gpu = re.sub(r"[^a-z0-9]+", "-", dev["name"].lower()).strip("-")
+    short = "h100" if "h100" in gpu else "h200" if "h200" in gpu else gpu
+    os.makedirs(args.out_dir, exist_ok=True)
+    by_probe = {}
+    for r in rows:
+        by_probe.setdefault(r["probe"], []).append(r)
+    md = [f"# Probe overhead on {dev['name']}", "",
+          f"- Date: {args.date}; {dev.get('multiprocessors')} SMs",
+          "- Command: `python3 benchmarks/probes/probe_suite.py generate && "
+          "python3 benchmarks/probes/probe_suite.py check && "
+          "python3 benchmarks/probes/probe_suite.py bench`",
+          f"- Method: gpu-run, CUDA events, {args.warmup} warm-up and {args.repeat} timed "
+          "rounds; each round runs the original and the probed kernel once each "
+          "(interleaved), medians. Registers and spills from ptxas -v (sm_90a).", ""]
+    for probe, rs in by_probe.items():
+        geo = math.exp(sum(math.log(r["slowdown"]) for r in rs) / len(rs))
+        extra = [r["extra_registers"] for r in rs if r["extra_registers"] is not None]
+        new_spills = [r["kernel"] for r in rs if r["spill_bytes"] > r["original_spill_bytes"]]
+        md += [f"## {probe}", "",
+               f"- geomean slowdown {geo:.3f}x over {len(rs)} kernels; extra registers: "
+               f"mean {sum(extra) / len(extra):+.1f}, max {max(extra):+d}; new spills: "
+               f"{', '.join(new_spills) or 'none'}", "",
+               "| kernel | original (ms) | probed (ms) | slowdown | registers | probed | extra |",
+               "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+        for r in rs:
+            md.append(f"| {r['kernel']} | {r['original_ms']:.4f} | {r['probed_ms']:.4f} | "
+                      f"{r['slowdown']:.3f} | {r['registers']} | {r['probed_registers']} | "
+                      f"{r['extra_registers']:+d} |")
+        md.append("")
+    path = os.path.join(args.out_dir, f"probes-{short}.md")
+    with open(path, "w") as f:
+        f.write("\n".join(md))
+    with open(os.path.splitext(path)[0] + ".json", "w") as f:
+        json.dump({"device": dev, "date": args.date, "rows": rows}, f, indent=1)
+    log(f"wrote {path}")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    g = sub.add_parser("generate")
+    g.add_argument("--gpu-opt", default=os.path.join(ROOT, "build", "bin", "gpu-opt"))
+    g.add_argument("--ptxas", default=None)
+    g.add_argument("--out-dir", default=os.path.join(ROOT, "build", "probes"))
+    g.add_argument("--probes", nargs="+", default=list(PROBES))
+    g.add_argument("--only", default=None)
+    g.add_argument("--sm-count", type=int, default=fs.SM_COUNT)
+    for name in ("check", "bench"):
+        p = sub.add_parser(name)
+        p.add_argument("--gpu-run", default=fs.find_tool("gpu-run"))
+        p.add_argument("--dir", default=os.path.join(ROOT, "build", "probes"))
+        p.add_argument("--timeout", type=int, default=600)
+        p.add_argument("--date", default=datetime.date.today().isoformat())
+    b = sub.choices["bench"]
+    b.add_argument("--out-dir", default=os.path.join(ROOT, "docs", "results"))
+    b.add_argument("--warmup", type=int, default=20)
+    b.add_argument("--repeat", type=int, default=100)
+    args = ap.parse_args(argv)
+    return {"generate": cmd_generate, "check": cmd_check, "bench": cmd_bench}[args.cmd](args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

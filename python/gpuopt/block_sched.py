@@ -1,0 +1,188 @@
+#!/usr/bin/env python3
+"""Block scheduling from a `--probe=block_sched` trace.
+
+Each warp's record holds its start and end %clock (32 bits, per SM),
+%globaltimer at its end and its SM. A block runs from its first warp's start to its last
+warp's end. Per SM the blocks form a FIFO of slots: a block that starts
+after the SM's first wave takes the slot of the earliest block that ended
+before it, and the time between that end and its start is scheduling cost
+(Neutrino, OSDI'25). The report compares the sum of those gaps with the sum
+of the blocks' running times.
+
+  python3 python/gpuopt/block_sched.py TRACE_DIR [--plot tl.png] [--perfetto tl.json]
+"""
+
+import argparse
+import heapq
+import json
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from gpuopt.trace import TraceError, load  # noqa: E402
+
+MAP = "block_sched"
+
+
+def blocks_of(trace, clock_ghz=1.98):
+    """Per block: sm, start and end (SM clocks, unwrapped), and its start on
+    the global timer (ns); from the warp records that were written (a warp
+    whose record stayed zero is left out, and counted).
+
+    %clock is 32 bits: per SM, clocks are taken relative to the warp that
+    ended first on the global timer, modulo 2^32 (right for kernels shorter
+    than about 2 s)."""
+    arr = trace.maps[MAP][..., 0]  # capacity 1: (blocks, warps)
+    written = arr["gend"] != 0
+    missing = int((~written).sum())
+    blk_idx, warp_idx = np.nonzero(written)
+    w = arr[blk_idx, warp_idx]
+    sm = w["sm"].astype(np.int64)
+    start = w["start"].astype(np.int64)
+    end = w["end"].astype(np.int64)
+    gend = w["gend"].astype(np.int64)
+    rel_start = np.empty_like(start)
+    rel_end = np.empty_like(end)
+    for s_id in np.unique(sm):
+        sel = sm == s_id
+        ref = start[sel][np.argmin(gend[sel])]
+        # Signed distance from ref, modulo 2^32.
+        rel_start[sel] = (start[sel] - ref + (1 << 31)) % (1 << 32) - (1 << 31)
+        rel_end[sel] = (end[sel] - ref + (1 << 31)) % (1 << 32) - (1 << 31)
+    gstart = gend - ((end - start) % (1 << 32)) / clock_ghz
+    blocks = np.unique(blk_idx)
+    pos = np.searchsorted(blocks, blk_idx)
+    n = len(blocks)
+    b_start = np.full(n, np.iinfo(np.int64).max)
+    b_end = np.full(n, np.iinfo(np.int64).min)
+    b_g = np.full(n, np.inf)
+    np.minimum.at(b_start, pos, rel_start)
+    np.maximum.at(b_end, pos, rel_end)
+    np.minimum.at(b_g, pos, gstart)
+    b_sm = np.zeros(n, np.int64)
+    b_sm[pos] = sm
+    return {"block": blocks, "sm": b_sm, "start": b_start, "end": b_end,
+            "gstart": b_g}, missing
+
+
+def scheduling_cost(blocks):
+    """Per SM FIFO: sum of gaps between a slot's previous block's end and
+    the next block's start, and sum of running times."""
+    gaps, running, per_sm = [], [], {}
+    for sm in np.unique(blocks["sm"]):
+        sel = blocks["sm"] == sm
+        starts, ends = blocks["start"][sel], blocks["end"][sel]
+        order = np.argsort(starts, kind="stable")
+        starts, ends = starts[order], ends[order]
+        # The first wave: blocks that start before any block of the SM ends.
+        first_end = ends.min()
+        free = []  # ends of finished blocks whose slot is free again
+        sm_gaps = []
+        pending = list(ends[starts < first_end])
+        for s, e in zip(starts[starts >= first_end], ends[starts >= first_end]):
+            # Slots freed by blocks that ended before this one started.
+            pending.sort()
+            while pending and pending[0] <= s:
+                heapq.heappush(free, pending.pop(0))
+            if free:
+                sm_gaps.append(s - heapq.heappop(free))
+            pending.append(e)
+        gaps += sm_gaps
+        running += list(ends - starts)
+        per_sm[int(sm)] = {"blocks": int(sel.sum()), "gaps": len(sm_gaps),
+                           "gap_clocks": int(sum(sm_gaps))}
+    total_gap, total_run = float(sum(gaps)), float(sum(running))
+    return {"blocks": int(len(blocks["sm"])), "sms": len(per_sm),
+            "gaps": len(gaps), "mean_gap_clocks": total_gap / len(gaps) if gaps else 0.0,
+            "mean_block_clocks": total_run / len(running) if running else 0.0,
+            "scheduling_share": total_gap / (total_gap + total_run)
+            if total_gap + total_run else 0.0,
+            "per_sm": per_sm}
+
+
+def perfetto(blocks, clock_ghz):
+    """Chrome/Perfetto trace events: one track per SM, a slice per block,
+    aligned across SMs by each block's %globaltimer start."""
+    t0 = float(blocks["gstart"].min())
+    events = []
+    for b, sm, s, e, g in zip(blocks["block"], blocks["sm"], blocks["start"],
+                              blocks["end"], blocks["gstart"]):
+        events.append({"name": f"block {int(b)}", "ph": "X", "pid": 0, "tid": int(sm),
+                       "ts": (float(g) - t0) / 1000.0,
+                       "dur": (int(e) - int(s)) / clock_ghz / 1000.0})
+    for sm in np.unique(blocks["sm"]):
+        events.append({"name": "thread_name", "ph": "M", "pid": 0, "tid": int(sm),
+                       "args": {"name": f"SM {int(sm)}"}})
+    return {"traceEvents": events, "displayTimeUnit": "ns"}
+
+
+def plot(blocks, path, clock_ghz, max_sms=16):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    t0 = blocks["gstart"].min()
+    sms = np.unique(blocks["sm"])[:max_sms]
+    fig, ax = plt.subplots(figsize=(10, 0.35 * len(sms) + 1.5))
+    for row, sm in enumerate(sms):
+        sel = blocks["sm"] == sm
+        starts = (blocks["gstart"][sel] - t0) / 1000.0
+        durs = (blocks["end"][sel] - blocks["start"][sel]) / clock_ghz / 1000.0
+        ax.broken_barh(list(zip(starts, durs)), (row - 0.4, 0.8), alpha=0.6)
+    ax.set_yticks(range(len(sms)), [f"SM {int(s)}" for s in sms])
+    ax.set_xlabel("µs since the first block (globaltimer; durations from %clock64 "
+                  f"at {clock_ghz} GHz)")
+    ax.set_title(f"{len(blocks['sm'])} blocks on {len(np.unique(blocks['sm']))} SMs "
+                 f"(first {len(sms)} shown)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("trace", help="gpu-run --trace directory of a block_sched probe")
+    ap.add_argument("--clock-ghz", type=float, default=1.98,
+                    help="SM clock for %%clock64 durations (default 1.98, an H100 SXM)")
+    ap.add_argument("--plot", default=None, help="timeline PNG")
+    ap.add_argument("--perfetto", default=None, help="Chrome/Perfetto trace JSON")
+    ap.add_argument("--json", default=None, help="the numbers as JSON")
+    args = ap.parse_args(argv)
+    try:
+        trace = load(args.trace)
+        if MAP not in trace.maps:
+            raise TraceError(f"{args.trace}: no '{MAP}' map (probe with --probe=block_sched)")
+    except TraceError as e:
+        print(f"block_sched: error: {e}", file=sys.stderr)
+        return 2
+    blocks, missing = blocks_of(trace, args.clock_ghz)
+    if not len(blocks["sm"]):
+        print("block_sched: error: no records were written", file=sys.stderr)
+        return 2
+    cost = scheduling_cost(blocks)
+    grid = trace.grid
+    print(f"{trace.info.get('kernel')}: {cost['blocks']} blocks on {cost['sms']} SMs "
+          f"(grid {grid}, block {trace.block}); {missing} warps without a record; "
+          f"overflow {trace.overflow.get(MAP)}")
+    print(f"  mean block running time {cost['mean_block_clocks']:.0f} clocks, "
+          f"mean scheduling gap {cost['mean_gap_clocks']:.0f} clocks over "
+          f"{cost['gaps']} block starts")
+    print(f"  scheduling share: {100 * cost['scheduling_share']:.1f}% of SM slot time "
+          "(gaps / (gaps + running))")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({k: v for k, v in cost.items() if k != "per_sm"} |
+                      {"missing_warps": missing}, f, indent=1)
+    if args.perfetto:
+        with open(args.perfetto, "w") as f:
+            json.dump(perfetto(blocks, args.clock_ghz), f)
+        print(f"  wrote {args.perfetto} (open it in ui.perfetto.dev)")
+    if args.plot:
+        plot(blocks, args.plot, args.clock_ghz)
+        print(f"  wrote {args.plot}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
