@@ -165,6 +165,8 @@ private:
   std::vector<MapLayout> maps;
   unsigned labelCounter = 0;
   bool exitSlotsPending = false;
+  /// Where threads that write nothing at this exit go.
+  std::string exitSkipLabel;
 };
 
 } // namespace
@@ -384,6 +386,10 @@ LogicalResult ProbeInserter::emitPoint(StatementBuilder &sb, PointKind kind) {
     for (auto [point, snippet] : llvm::zip(probe.spec.points, probe.points))
       if (point.kind == kind && failed(emitSnippet(sb, probe, snippet)))
         return failure();
+  if (!exitSkipLabel.empty()) {
+    sb.label(exitSkipLabel);
+    exitSkipLabel.clear();
+  }
   return success();
 }
 
@@ -408,6 +414,20 @@ void ProbeInserter::emitSlots(StatementBuilder &sb, bool atExit) {
   sb.inst("mad.lo.u32 %__pr_lin, %__pr_lin, %__pr_n0, %__pr_t0");
   sb.inst("mul.lo.u32 %__pr_n1, %__pr_n1, %__pr_n0");
   sb.inst("mul.lo.u32 %__pr_n2, %__pr_n2, %__pr_n1");
+  // Writers: lane 0 of each warp (of the linear index, as the host counts
+  // warps), thread 0 of the block.
+  sb.inst("and.b32 %__pr_t0, %__pr_lin, 31");
+  sb.inst("setp.eq.u32 %__pr_lead_warp, %__pr_t0, 0");
+  sb.inst("setp.eq.u32 %__pr_lead_block, %__pr_lin, 0");
+  // At an exit, when every map is written by warp or block leaders only,
+  // the other threads have nothing left to do: they skip to the exit
+  // (thread 0 of a block is lane 0 of its first warp).
+  if (atExit && llvm::all_of(maps, [](const MapLayout &m) {
+        return m.atExit && m.spec->level != Level::Thread;
+      })) {
+    exitSkipLabel = "$__pr_done_" + std::to_string(labelCounter++);
+    sb.inst("@!%__pr_lead_warp bra " + exitSkipLabel);
+  }
   // %__pr_n2: threads per block. Linear block index (x fastest).
   sb.inst("mov.u32 %__pr_t0, %ctaid.x");
   sb.inst("mov.u32 %__pr_t1, %ctaid.y");
@@ -427,11 +447,6 @@ void ProbeInserter::emitSlots(StatementBuilder &sb, bool atExit) {
     sb.inst("cvt.u64.u32 %__pr_w, %__pr_n0");
     sb.inst("mul.lo.u64 %__pr_nblk, %__pr_nblk, %__pr_w");
   }
-  // Writers: lane 0 of each warp (of the linear index, as the host counts
-  // warps), thread 0 of the block.
-  sb.inst("and.b32 %__pr_t0, %__pr_lin, 31");
-  sb.inst("setp.eq.u32 %__pr_lead_warp, %__pr_t0, 0");
-  sb.inst("setp.eq.u32 %__pr_lead_block, %__pr_lin, 0");
   for (MapLayout *map : chosen) {
     switch (map->spec->level) {
     case Level::Thread:
