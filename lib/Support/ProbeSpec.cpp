@@ -63,8 +63,8 @@ std::vector<StringRef> probe::getBuiltinProbeNames() {
 
 namespace {
 
-constexpr std::array<StringRef, 4> specKeys = {"name", "maps", "registers",
-                                               "points"};
+constexpr std::array<StringRef, 5> specKeys = {"name", "maps", "registers",
+                                               "carry", "points"};
 constexpr std::array<StringRef, 4> mapKeys = {"name", "level", "capacity",
                                               "fields"};
 constexpr std::array<StringRef, 2> fieldKeys = {"name", "type"};
@@ -303,6 +303,14 @@ FailureOr<ProbeSpec> SpecParser::parse() {
             return emitError(getLoc(field))
                    << "'name' must be a PTX identifier, not '" << *name << "'";
           spec.name = *name;
+          return success();
+        }
+        if (field.key == "carry") {
+          if (!field.value.IsScalar() || (field.value.Scalar() != "local" &&
+                                          field.value.Scalar() != "registers"))
+            return emitError(getLoc(field))
+                   << "'carry' must be local or registers";
+          spec.carryInRegisters = field.value.Scalar() == "registers";
           return success();
         }
         if (field.key == "registers") {

@@ -12,6 +12,7 @@
 //   registers:                 # probe-local, carry state between points
 //     start: u64
 //     end: u64
+//   carry: local               # or registers: where entry-to-exit state lives
 //   points:
 //     - at: kernel.entry
 //       ptx: |
@@ -80,6 +81,10 @@ struct ProbeSpec {
   std::vector<MapSpec> maps;
   std::vector<TypedName> registers;
   std::vector<PointSpec> points;
+  /// Probe registers set at entry and read at exit are kept in the thread's
+  /// local memory in between (`carry: local`, the default: the kernel keeps
+  /// its registers) or in registers (`carry: registers`).
+  bool carryInRegisters = false;
   /// The file name errors are reported against.
   std::string file;
   mlir::Location loc;

@@ -193,9 +193,21 @@ def Probe : Pass<"probe", "mlir::ModuleOp"> {
   let options = [
     ListOption<"specs", "specs", "std::string",
                "Probe specs: built-in names or YAML files">,
+    Option<"keepOccupancy", "keep-occupancy", "bool", /*default=*/"true",
+           "Ask ptxas for the registers of each kernel before and after; "
+           "when the probe would take it into a coarser register "
+           "allocation (units of 8 per thread, which set the occupancy for "
+           "any block size), cap it with .maxnreg at the original's">,
+    Option<"ptxas", "ptxas", "std::string", /*default=*/"\"\"",
+           "ptxas for keep-occupancy (default: on PATH, or the CUDA "
+           "toolkit's)">,
+    Option<"chip", "chip", "std::string", /*default=*/"\"\"",
+           "Target chip for ptxas (default: the module's)">,
   ];
   let statistics = [
     Statistic<"numProbed", "probed-kernels", "Kernels instrumented">,
+    Statistic<"numCapped", "capped-kernels",
+              "Kernels given .maxnreg to keep their occupancy">,
   ];
 }
 

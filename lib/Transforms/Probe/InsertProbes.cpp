@@ -27,6 +27,7 @@
 
 #include "gpuopt/Analysis/KernelAnalysis.h"
 #include "gpuopt/Support/ProbeSpec.h"
+#include "gpuopt/Target/PTX/ExportPTX.h"
 #include "gpuopt/Transforms/Passes.h"
 #include "gpuopt/Transforms/StatementBuilder.h"
 #include "ptx/IR/PTXSyntax.h"
@@ -36,6 +37,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/MathExtras.h"
 
 namespace gpuopt {
@@ -71,9 +73,13 @@ struct MapLayout {
   /// save has a fixed record and needs no counter ("static").
   int64_t entrySaves = 0, exitSaves = 0;
   bool isStatic = false;
-  /// Static and saved only at exits: its slot is computed at the exit, so
-  /// no register of the probe's stays live through the kernel for it.
-  bool atExit = false;
+  /// Static, and its probe carries state in local memory: the slot address
+  /// (0 for a thread that does not write) waits in `local` from the entry to
+  /// the exits instead of in a register. Recomputing it at an exit would
+  /// not do: ptxas reuses the kernel's own reads of %tid and %ctaid for it,
+  /// which keeps them live through the kernel.
+  bool carried = false;
+  std::string local, has;
   /// The record the next save writes (static maps), while emitting.
   int64_t nextRecord = 0;
 };
@@ -83,7 +89,10 @@ struct CheckedProbe {
   ProbeSpec spec;
   /// Probe register -> (renamed register, type).
   llvm::StringMap<std::pair<std::string, std::string>> registers;
-  SmallVector<SmallVector<SnippetInst>> points;
+  std::vector<SmallVector<SnippetInst>> points;
+  /// Probe registers set at entry and read at exit, carried in local
+  /// memory: (register, local variable, type).
+  SmallVector<std::tuple<std::string, std::string, std::string>> carried;
 };
 
 /// Instructions a snippet may not contain: they touch memory, synchronise or
@@ -155,9 +164,10 @@ private:
   LogicalResult emitSnippet(StatementBuilder &sb, const CheckedProbe &probe,
                             ArrayRef<SnippetInst> snippet);
   LogicalResult emitPoint(StatementBuilder &sb, PointKind kind);
-  /// The slot addresses (and writers, counters) of the maps whose slot is
-  /// computed at entry (`atExit` false) or at each exit.
-  void emitSlots(StatementBuilder &sb, bool atExit);
+  /// At entry: every map's slot address (and writers, counters).
+  void emitSlots(StatementBuilder &sb);
+  /// At an exit, before its first save: the carried maps' addresses.
+  void reloadSlots(StatementBuilder &sb);
   Attribute rename(const CheckedProbe &probe, Attribute operand);
 
   ModuleOp root;
@@ -165,6 +175,7 @@ private:
   std::vector<MapLayout> maps;
   unsigned labelCounter = 0;
   bool exitSlotsPending = false;
+  bool inExit = false;
   /// Where threads that write nothing at this exit go.
   std::string exitSkipLabel;
 };
@@ -279,6 +290,31 @@ static FailureOr<CheckedProbe> checkProbe(ProbeSpec spec, MLIRContext *ctx) {
       }
     }
   }
+  if (!s.carryInRegisters) {
+    // Written at entry (the first operand of an entry instruction) and read
+    // at an exit.
+    llvm::StringSet<> setAtEntry, readAtExit;
+    for (auto [point, insts] : llvm::zip(s.points, probe.points))
+      for (const SnippetInst &inst : insts)
+        for (auto [i, operand] : llvm::enumerate(inst.syntax.operands))
+          walkOperandLeaves(operand, [&](Attribute leaf) {
+            auto reg = dyn_cast<RegisterAttr>(leaf);
+            if (!reg)
+              return;
+            StringRef name = reg.getBaseName().drop_front();
+            if (point.kind == PointKind::KernelEntry && i == 0 &&
+                inst.syntax.opcode.getValue() != "save")
+              setAtEntry.insert(name);
+            if (point.kind == PointKind::KernelExit)
+              readAtExit.insert(name);
+          });
+    for (const TypedName &reg : s.registers)
+      if (reg.type != "pred" && setAtEntry.contains(reg.name) &&
+          readAtExit.contains(reg.name))
+        probe.carried.push_back({probe.registers[reg.name].first,
+                                 "__pr_local_" + s.name + "_" + reg.name,
+                                 reg.type});
+  }
   return probe;
 }
 
@@ -306,18 +342,19 @@ LogicalResult ProbeInserter::emitSave(StatementBuilder &sb,
   sb.setLoc(inst.loc);
   StringRef lead = map->spec->level == Level::Thread ? ""
                    : map->spec->level == Level::Warp ? "%__pr_lead_warp"
-                                                      : "%__pr_lead_block";
+                                                     : "%__pr_lead_block";
   if (map->isStatic) {
     // A fixed record: stores by the slot's writer, nothing to count.
     int64_t base = map->nextRecord++ * map->recordBytes;
-    std::string guard = lead.empty() ? "" : ("@" + lead + " ").str();
+    std::string guard = lead.empty()             ? ""
+                        : map->carried && inExit ? "@" + map->has + " "
+                                                 : ("@" + lead + " ").str();
     for (auto [operand, field, offset] :
          llvm::zip(inst.syntax.operands, map->spec->fields, map->offsets)) {
       auto reg = cast<RegisterAttr>(rename(probe, operand));
       sb.inst(guard + "st.global.b" +
-              std::to_string(getTypeBytes(field.type) * 8) + " [" +
-              map->addr + "+" + std::to_string(base + offset) + "], " +
-              reg.getName());
+              std::to_string(getTypeBytes(field.type) * 8) + " [" + map->addr +
+              "+" + std::to_string(base + offset) + "], " + reg.getName());
     }
     return success();
   }
@@ -355,7 +392,7 @@ LogicalResult ProbeInserter::emitSnippet(StatementBuilder &sb,
     if (inst.syntax.opcode.getValue() == "save") {
       if (exitSlotsPending) {
         exitSlotsPending = false;
-        emitSlots(sb, /*atExit=*/true);
+        reloadSlots(sb);
       }
       if (failed(emitSave(sb, probe, inst)))
         return failure();
@@ -382,10 +419,29 @@ LogicalResult ProbeInserter::emitPoint(StatementBuilder &sb, PointKind kind) {
   // Exit slots are computed at the first save, after the snippet's reads of
   // the clocks, so that they time the kernel rather than the probe.
   exitSlotsPending = kind == PointKind::KernelExit;
+  inExit = kind == PointKind::KernelExit;
+  if (kind == PointKind::KernelExit)
+    for (const CheckedProbe &probe : probes)
+      for (const auto &[reg, var, type] : probe.carried)
+        sb.inst("ld.local." + type + " " + reg + ", [" + var + "]");
   for (const CheckedProbe &probe : probes)
     for (auto [point, snippet] : llvm::zip(probe.spec.points, probe.points))
       if (point.kind == kind && failed(emitSnippet(sb, probe, snippet)))
         return failure();
+  if (kind == PointKind::KernelEntry) {
+    for (const CheckedProbe &probe : probes)
+      for (const auto &[reg, var, type] : probe.carried)
+        sb.inst("st.local." + type + " [" + var + "], " + reg);
+    for (const MapLayout &map : maps) {
+      if (!map.carried)
+        continue;
+      if (map.spec->level != Level::Thread)
+        sb.inst("selp.b64 " + map.addr + ", " + map.addr + ", 0, " +
+                (map.spec->level == Level::Warp ? "%__pr_lead_warp"
+                                                : "%__pr_lead_block"));
+      sb.inst("st.local.u64 [" + map.local + "], " + map.addr);
+    }
+  }
   if (!exitSkipLabel.empty()) {
     sb.label(exitSkipLabel);
     exitSkipLabel.clear();
@@ -393,16 +449,36 @@ LogicalResult ProbeInserter::emitPoint(StatementBuilder &sb, PointKind kind) {
   return success();
 }
 
-void ProbeInserter::emitSlots(StatementBuilder &sb, bool atExit) {
+void ProbeInserter::reloadSlots(StatementBuilder &sb) {
+  SmallVector<MapLayout *> carried;
+  for (MapLayout &map : maps)
+    if (map.carried)
+      carried.push_back(&map);
+  for (MapLayout *map : carried) {
+    sb.inst("ld.local.u64 " + map->addr + ", [" + map->local + "]");
+    if (map->spec->level != Level::Thread)
+      sb.inst("setp.ne.u64 " + map->has + ", " + map->addr + ", 0");
+  }
+  // When every map is written by the same kind of leader, the other threads
+  // have nothing left to do: they go to the exit.
+  if (!carried.empty() && carried.size() == maps.size() &&
+      llvm::all_of(carried, [&](MapLayout *m) {
+        return m->spec->level != Level::Thread &&
+               m->spec->level == carried.front()->spec->level;
+      })) {
+    exitSkipLabel = "$__pr_done_" + std::to_string(labelCounter++);
+    sb.inst("@!" + carried.front()->has + " bra " + exitSkipLabel);
+  }
+}
+
+void ProbeInserter::emitSlots(StatementBuilder &sb) {
   SmallVector<MapLayout *> chosen;
   for (MapLayout &map : maps)
-    if (map.atExit == atExit)
-      chosen.push_back(&map);
+    chosen.push_back(&map);
   if (chosen.empty())
     return;
-  bool needBlocks = llvm::any_of(chosen, [](MapLayout *m) {
-    return !m->isStatic;
-  });
+  bool needBlocks =
+      llvm::any_of(chosen, [](MapLayout *m) { return !m->isStatic; });
   // Linear thread index (x fastest) and threads per block.
   sb.inst("mov.u32 %__pr_t0, %tid.x");
   sb.inst("mov.u32 %__pr_t1, %tid.y");
@@ -419,15 +495,6 @@ void ProbeInserter::emitSlots(StatementBuilder &sb, bool atExit) {
   sb.inst("and.b32 %__pr_t0, %__pr_lin, 31");
   sb.inst("setp.eq.u32 %__pr_lead_warp, %__pr_t0, 0");
   sb.inst("setp.eq.u32 %__pr_lead_block, %__pr_lin, 0");
-  // At an exit, when every map is written by warp or block leaders only,
-  // the other threads have nothing left to do: they skip to the exit
-  // (thread 0 of a block is lane 0 of its first warp).
-  if (atExit && llvm::all_of(maps, [](const MapLayout &m) {
-        return m.atExit && m.spec->level != Level::Thread;
-      })) {
-    exitSkipLabel = "$__pr_done_" + std::to_string(labelCounter++);
-    sb.inst("@!%__pr_lead_warp bra " + exitSkipLabel);
-  }
   // %__pr_n2: threads per block. Linear block index (x fastest).
   sb.inst("mov.u32 %__pr_t0, %ctaid.x");
   sb.inst("mov.u32 %__pr_t1, %ctaid.y");
@@ -545,9 +612,12 @@ LogicalResult ProbeInserter::instrument(EntryOp entry) {
               cast<StringAttr>(inst.syntax.modifiers[0]).getValue() ==
                   spec.name)
             ++(point.kind == PointKind::KernelEntry ? map.entrySaves
-                                                     : map.exitSaves);
+                                                    : map.exitSaves);
       map.isStatic = map.entrySaves + map.exitSaves <= spec.capacity;
-      map.atExit = map.isStatic && map.entrySaves == 0;
+      map.carried =
+          map.isStatic && map.exitSaves > 0 && !probe.spec.carryInRegisters;
+      map.local = "__pr_local_addr_" + spec.name;
+      map.has = "%__pr_has_" + spec.name;
       map.addr = "%__pr_addr_" + spec.name;
       map.count = "%__pr_count_" + spec.name;
       map.overflow = "%__pr_overflow_" + spec.name;
@@ -583,9 +653,16 @@ LogicalResult ProbeInserter::instrument(EntryOp entry) {
   OpBuilder builder(ctx);
   builder.setInsertionPointToStart(body);
   StatementBuilder sb(builder, loc);
-  for (const CheckedProbe &probe : probes)
+  for (const CheckedProbe &probe : probes) {
     for (const TypedName &reg : probe.spec.registers)
       sb.reg("." + reg.type, probe.registers.lookup(reg.name).first);
+    for (const auto &[reg, var, type] : probe.carried)
+      VarOp::create(builder, loc, builder.getStringAttr(var), StringAttr(),
+                    builder.getStringAttr(".local"), IntegerAttr(),
+                    IntegerAttr(), builder.getStringAttr("." + type),
+                    builder.getDenseI64ArrayAttr({}), StringAttr(),
+                    ArrayAttr());
+  }
   for (StringRef name :
        {"%__pr_t0", "%__pr_t1", "%__pr_t2", "%__pr_n0", "%__pr_n1", "%__pr_n2"})
     sb.reg(".b32", name);
@@ -600,11 +677,19 @@ LogicalResult ProbeInserter::instrument(EntryOp entry) {
   sb.reg(".pred", "%__pr_ok");
   sb.reg(".pred", "%__pr_over");
   for (const MapLayout &map : maps) {
+    if (map.carried) {
+      VarOp::create(builder, loc, builder.getStringAttr(map.local),
+                    StringAttr(), builder.getStringAttr(".local"),
+                    IntegerAttr(), IntegerAttr(), builder.getStringAttr(".u64"),
+                    builder.getDenseI64ArrayAttr({}), StringAttr(),
+                    ArrayAttr());
+      sb.reg(".pred", map.has);
+    }
     sb.reg(".b64", map.addr);
     sb.reg(".b64", map.overflow);
     sb.reg(".b32", map.count);
   }
-  emitSlots(sb, /*atExit=*/false);
+  emitSlots(sb);
   if (failed(emitPoint(sb, PointKind::KernelEntry)))
     return failure();
 
@@ -679,7 +764,7 @@ struct ProbePass : public gpuopt::impl::ProbeBase<ProbePass> {
           << llvm::join(getBuiltinProbeNames(), ", ") << ") or a YAML file";
       return signalPassFailure();
     }
-    SmallVector<CheckedProbe> probes;
+    std::vector<CheckedProbe> probes;
     for (const std::string &name : specs) {
       FailureOr<ProbeSpec> spec = loadProbeSpec(name, ctx);
       if (failed(spec))
@@ -698,11 +783,67 @@ struct ProbePass : public gpuopt::impl::ProbeBase<ProbePass> {
       emitError(root.getLoc()) << "--probe: no .entry with a body to probe";
       return signalPassFailure();
     }
+    // Each kernel's registers before instrumenting, per module.
+    PtxasOptions ptxasOptions;
+    ptxasOptions.ptxasPath = ptxas;
+    ptxasOptions.chip = chip;
+    llvm::StringMap<unsigned> registersBefore;
+    SmallVector<PTXModuleOp> modules;
+    for (EntryOp entry : entries) {
+      auto module = entry->getParentOfType<PTXModuleOp>();
+      if (!llvm::is_contained(modules, module))
+        modules.push_back(module);
+    }
+    if (keepOccupancy)
+      for (PTXModuleOp module : modules) {
+        FailureOr<SmallVector<KernelResources>> report =
+            getPtxasResources(module, ptxasOptions);
+        if (failed(report)) {
+          module.emitError() << "probe: keep-occupancy needs ptxas's resource "
+                                "report (see above); pass keep-occupancy=false "
+                                "to probe without it";
+          return signalPassFailure();
+        }
+        for (const KernelResources &k : *report)
+          if (k.isEntry)
+            registersBefore[k.kernel] = k.registers;
+      }
     ProbeInserter inserter(root, probes);
     for (EntryOp entry : entries) {
       if (failed(inserter.instrument(entry)))
         return signalPassFailure();
       ++numProbed;
+    }
+    if (!keepOccupancy)
+      return;
+    // Registers are allocated per warp in units of 256, 8 per thread: within
+    // the same multiple of 8 the occupancy is the same for any block size.
+    for (PTXModuleOp module : modules) {
+      FailureOr<SmallVector<KernelResources>> report =
+          getPtxasResources(module, ptxasOptions);
+      if (failed(report))
+        return signalPassFailure();
+      for (const KernelResources &k : *report) {
+        auto before = registersBefore.find(k.kernel);
+        if (!k.isEntry || before == registersBefore.end())
+          continue;
+        unsigned cap = std::max(24u, llvm::alignTo<8>(before->second));
+        if (k.registers <= cap)
+          continue;
+        EntryOp entry = *llvm::find_if(entries, [&](EntryOp e) {
+          return e.getSymName() == k.kernel &&
+                 e->getParentOfType<PTXModuleOp>() == module;
+        });
+        if (entry.getMaxnreg())
+          continue;
+        entry.setMaxnreg(cap);
+        ++numCapped;
+        entry.emitRemark() << "probe: capped '" << k.kernel << "' at .maxnreg "
+                           << cap << " (it had " << before->second
+                           << " registers; instrumented, ptxas used "
+                           << k.registers
+                           << ", which would lower its occupancy)";
+      }
     }
   }
 };

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """A stand-in for ptxas in --hfuse-plan tests: writes an empty cubin and, with
 -v, a resource report for every .entry of the input. Registers per entry come
-from $FAKE_PTXAS_REGS ("entry=regs,..."; default 32); an entry named in
+from $FAKE_PTXAS_REGS ("entry=regs,..."; default 32), for a probed kernel from
+$FAKE_PTXAS_PROBED_REGS first; an entry named in
 $FAKE_PTXAS_FAIL makes it fail like ptxas refusing the input."""
 import os
 import re
@@ -13,6 +14,10 @@ out = args[args.index("-o") + 1]
 text = open(src).read()
 regs = dict(item.split("=") for item in
             os.environ.get("FAKE_PTXAS_REGS", "").split(",") if item)
+# A probed kernel (one with a probe buffer) may report other registers.
+if "__probe_" in text:
+    regs.update(item.split("=") for item in
+                os.environ.get("FAKE_PTXAS_PROBED_REGS", "").split(",") if item)
 for name in re.findall(r"\.entry\s+([\w$]+)", text):
     if name == os.environ.get("FAKE_PTXAS_FAIL"):
         print(f"ptxas error   : Entry function '{name}' uses too much shared data")
