@@ -12,7 +12,7 @@
 //   registers:                 # probe-local, carry state between points
 //     start: u64
 //     end: u64
-//   carry: local               # or registers: where entry-to-exit state lives
+//   carry: registers           # or local: where entry-to-exit state lives
 //   points:
 //     - at: kernel.entry
 //       ptx: |
@@ -81,10 +81,11 @@ struct ProbeSpec {
   std::vector<MapSpec> maps;
   std::vector<TypedName> registers;
   std::vector<PointSpec> points;
-  /// Probe registers set at entry and read at exit are kept in the thread's
-  /// local memory in between (`carry: local`, the default: the kernel keeps
-  /// its registers) or in registers (`carry: registers`).
-  bool carryInRegisters = false;
+  /// Probe registers set at entry and read at exit stay in registers
+  /// (`carry: registers`, the default) or wait in the thread's local memory
+  /// (`carry: local`, with the slot address: no probe register stays live
+  /// through the kernel, for a store and a load per thread).
+  bool carryInRegisters = true;
   /// The file name errors are reported against.
   std::string file;
   mlir::Location loc;

@@ -80,6 +80,9 @@ struct MapLayout {
   /// which keeps them live through the kernel.
   bool carried = false;
   std::string local, has;
+  /// Static, saved only at exits, state in registers: only the threads that
+  /// write compute the slot, at the exit.
+  bool atExit = false;
   /// The record the next save writes (static maps), while emitting.
   int64_t nextRecord = 0;
 };
@@ -164,8 +167,9 @@ private:
   LogicalResult emitSnippet(StatementBuilder &sb, const CheckedProbe &probe,
                             ArrayRef<SnippetInst> snippet);
   LogicalResult emitPoint(StatementBuilder &sb, PointKind kind);
-  /// At entry: every map's slot address (and writers, counters).
-  void emitSlots(StatementBuilder &sb);
+  /// The slot addresses (and writers, counters) of the maps computed at
+  /// entry (`exitMaps` false) or at each exit.
+  void emitSlots(StatementBuilder &sb, bool exitMaps);
   /// At an exit, before its first save: the carried maps' addresses.
   void reloadSlots(StatementBuilder &sb);
   Attribute rename(const CheckedProbe &probe, Attribute operand);
@@ -461,20 +465,40 @@ void ProbeInserter::reloadSlots(StatementBuilder &sb) {
   }
   // When every map is written by the same kind of leader, the other threads
   // have nothing left to do: they go to the exit.
-  if (!carried.empty() && carried.size() == maps.size() &&
-      llvm::all_of(carried, [&](MapLayout *m) {
-        return m->spec->level != Level::Thread &&
-               m->spec->level == carried.front()->spec->level;
-      })) {
+  bool allLeaders = llvm::all_of(maps, [&](const MapLayout &m) {
+    return (m.carried || m.atExit) && m.spec->level != Level::Thread &&
+           m.spec->level == maps.front().spec->level;
+  });
+  if (!carried.empty() && allLeaders && carried.size() == maps.size()) {
     exitSkipLabel = "$__pr_done_" + std::to_string(labelCounter++);
     sb.inst("@!" + carried.front()->has + " bra " + exitSkipLabel);
   }
+  if (llvm::none_of(maps, [](const MapLayout &m) { return m.atExit; }))
+    return;
+  if (allLeaders && carried.empty()) {
+    // The cheap test first: hardware forms warps from consecutive linear
+    // thread indices, so %laneid is the linear index modulo 32.
+    if (maps.front().spec->level == Level::Warp) {
+      sb.inst("mov.u32 %__pr_t0, %laneid");
+    } else {
+      sb.inst("mov.u32 %__pr_t0, %tid.x");
+      sb.inst("mov.u32 %__pr_t1, %tid.y");
+      sb.inst("mov.u32 %__pr_t2, %tid.z");
+      sb.inst("or.b32 %__pr_t0, %__pr_t0, %__pr_t1");
+      sb.inst("or.b32 %__pr_t0, %__pr_t0, %__pr_t2");
+    }
+    sb.inst("setp.ne.u32 %__pr_ok, %__pr_t0, 0");
+    exitSkipLabel = "$__pr_done_" + std::to_string(labelCounter++);
+    sb.inst("@%__pr_ok bra " + exitSkipLabel);
+  }
+  emitSlots(sb, /*exitMaps=*/true);
 }
 
-void ProbeInserter::emitSlots(StatementBuilder &sb) {
+void ProbeInserter::emitSlots(StatementBuilder &sb, bool exitMaps) {
   SmallVector<MapLayout *> chosen;
   for (MapLayout &map : maps)
-    chosen.push_back(&map);
+    if (map.atExit == exitMaps)
+      chosen.push_back(&map);
   if (chosen.empty())
     return;
   bool needBlocks =
@@ -616,6 +640,8 @@ LogicalResult ProbeInserter::instrument(EntryOp entry) {
       map.isStatic = map.entrySaves + map.exitSaves <= spec.capacity;
       map.carried =
           map.isStatic && map.exitSaves > 0 && !probe.spec.carryInRegisters;
+      map.atExit = map.isStatic && map.entrySaves == 0 && map.exitSaves > 0 &&
+                   probe.spec.carryInRegisters;
       map.local = "__pr_local_addr_" + spec.name;
       map.has = "%__pr_has_" + spec.name;
       map.addr = "%__pr_addr_" + spec.name;
@@ -689,7 +715,7 @@ LogicalResult ProbeInserter::instrument(EntryOp entry) {
     sb.reg(".b64", map.overflow);
     sb.reg(".b32", map.count);
   }
-  emitSlots(sb);
+  emitSlots(sb, /*exitMaps=*/false);
   if (failed(emitPoint(sb, PointKind::KernelEntry)))
     return failure();
 
