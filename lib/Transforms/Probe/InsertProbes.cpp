@@ -172,6 +172,8 @@ private:
   void emitSlots(StatementBuilder &sb, bool exitMaps);
   /// At an exit, before its first save: the carried maps' addresses.
   void reloadSlots(StatementBuilder &sb);
+  /// At an exit, first: threads that write no record go to the exit.
+  void skipNonWritersAtExit(StatementBuilder &sb);
   Attribute rename(const CheckedProbe &probe, Attribute operand);
 
   ModuleOp root;
@@ -424,6 +426,8 @@ LogicalResult ProbeInserter::emitPoint(StatementBuilder &sb, PointKind kind) {
   // the clocks, so that they time the kernel rather than the probe.
   exitSlotsPending = kind == PointKind::KernelExit;
   inExit = kind == PointKind::KernelExit;
+  if (inExit)
+    skipNonWritersAtExit(sb);
   if (kind == PointKind::KernelExit)
     for (const CheckedProbe &probe : probes)
       for (const auto &[reg, var, type] : probe.carried)
@@ -475,23 +479,32 @@ void ProbeInserter::reloadSlots(StatementBuilder &sb) {
   }
   if (llvm::none_of(maps, [](const MapLayout &m) { return m.atExit; }))
     return;
-  if (allLeaders && carried.empty()) {
-    // The cheap test first: hardware forms warps from consecutive linear
-    // thread indices, so %laneid is the linear index modulo 32.
-    if (maps.front().spec->level == Level::Warp) {
-      sb.inst("mov.u32 %__pr_t0, %laneid");
-    } else {
-      sb.inst("mov.u32 %__pr_t0, %tid.x");
-      sb.inst("mov.u32 %__pr_t1, %tid.y");
-      sb.inst("mov.u32 %__pr_t2, %tid.z");
-      sb.inst("or.b32 %__pr_t0, %__pr_t0, %__pr_t1");
-      sb.inst("or.b32 %__pr_t0, %__pr_t0, %__pr_t2");
-    }
-    sb.inst("setp.ne.u32 %__pr_ok, %__pr_t0, 0");
-    exitSkipLabel = "$__pr_done_" + std::to_string(labelCounter++);
-    sb.inst("@%__pr_ok bra " + exitSkipLabel);
-  }
   emitSlots(sb, /*exitMaps=*/true);
+}
+
+void ProbeInserter::skipNonWritersAtExit(StatementBuilder &sb) {
+  // Only when every map is saved at exits only, by the same kind of
+  // leader, with its state in registers: then the exit snippets have no
+  // effect for the other threads, which end right after them.
+  if (maps.empty() || !llvm::all_of(maps, [&](const MapLayout &m) {
+        return m.atExit && m.spec->level != Level::Thread &&
+               m.spec->level == maps.front().spec->level;
+      }))
+    return;
+  // Hardware forms warps from consecutive linear thread indices, so
+  // %laneid is the linear index modulo 32.
+  if (maps.front().spec->level == Level::Warp) {
+    sb.inst("mov.u32 %__pr_t0, %laneid");
+  } else {
+    sb.inst("mov.u32 %__pr_t0, %tid.x");
+    sb.inst("mov.u32 %__pr_t1, %tid.y");
+    sb.inst("mov.u32 %__pr_t2, %tid.z");
+    sb.inst("or.b32 %__pr_t0, %__pr_t0, %__pr_t1");
+    sb.inst("or.b32 %__pr_t0, %__pr_t0, %__pr_t2");
+  }
+  sb.inst("setp.ne.u32 %__pr_ok, %__pr_t0, 0");
+  exitSkipLabel = "$__pr_done_" + std::to_string(labelCounter++);
+  sb.inst("@%__pr_ok bra " + exitSkipLabel);
 }
 
 void ProbeInserter::emitSlots(StatementBuilder &sb, bool exitMaps) {
