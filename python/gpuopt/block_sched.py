@@ -131,7 +131,7 @@ def plot(blocks, path, clock_ghz, max_sms=16):
         durs = (blocks["end"][sel] - blocks["start"][sel]) / clock_ghz / 1000.0
         ax.broken_barh(list(zip(starts, durs)), (row - 0.4, 0.8), alpha=0.6)
     ax.set_yticks(range(len(sms)), [f"SM {int(s)}" for s in sms])
-    ax.set_xlabel("µs since the first block (globaltimer; durations from %clock64 "
+    ax.set_xlabel("µs since the first block (globaltimer; durations from %clock "
                   f"at {clock_ghz} GHz)")
     ax.set_title(f"{len(blocks['sm'])} blocks on {len(np.unique(blocks['sm']))} SMs "
                  f"(first {len(sms)} shown)")

@@ -154,13 +154,14 @@ def Probe : Pass<"probe", "mlir::ModuleOp"> {
     `--probe=my.yaml`, several as `--probe=a,b`: each probe spec names record
     maps (fields, level thread/warp/block, capacity) and PTX snippets at
     `kernel.entry` and `kernel.exit` (before every `ret` and `exit`). Every
-    `.entry` gets one buffer parameter per map, the slot of its thread, warp
-    or block computed once at entry, and the snippets; `save.MAP` becomes
-    stores guarded by the slot's capacity (a full slot counts an overflow
-    instead). Snippets may use only the probe's registers, special registers
-    and immediates, and no memory, barrier or branch instruction: the
-    kernel's registers, memory and control flow are left as they were. The
-    entry's `gpuopt.probes` attribute becomes the manifest's `probes`.
+    `.entry` gets one buffer parameter per map and the snippets; `save.MAP`
+    writes a record into the slot of the thread, warp or block, never past
+    its capacity (a full slot counts an overflow instead). Snippets may use
+    only the probe's registers, special registers and immediates, and no
+    memory, barrier or branch instruction: the kernel's registers, memory and
+    control flow are left as they were. The entry's `gpuopt.probes`
+    attribute becomes the manifest's `probes`. docs/probes.md has the spec
+    format.
 
     Before (`--probe=block_sched`):
     ```
@@ -173,16 +174,20 @@ def Probe : Pass<"probe", "mlir::ModuleOp"> {
     ```
     After:
     ```
-    .visible .entry k(.param .u64 out, .param .u64 .ptr .global .align 8 __probe_block_sched) {
-      .reg .u64 %__pr_block_sched_start; ...
-      mov.u32 %__pr_t0, %tid.x; ...            // slot of this warp, once
-      mov.u64 %__pr_block_sched_start, %clock64; ...
+    .visible .entry k(.param .u64 out,
+                      .param .u64 .ptr .global .align 8 __probe_block_sched) {
+      .reg .u32 %__pr_block_sched_start; ...
+      mov.u32 %__pr_block_sched_start, %clock;
       ...
       @!%p1 bra $__pr_skip_0;
-      mov.u64 %__pr_block_sched_end, %clock64;
-      setp.lt.and.u32 %__pr_ok, %__pr_count_block_sched, 1, %__pr_lead_warp;
-      @%__pr_ok st.global.b64 [%__pr_addr_block_sched+0], %__pr_block_sched_start;
+      mov.u32 %__pr_t0, %laneid;              // only lane 0 writes
+      setp.ne.u32 %__pr_ok, %__pr_t0, 0;
+      @%__pr_ok bra $__pr_done_1;
+      mov.u32 %__pr_block_sched_end, %clock; ...
+      ...                                     // the warp's slot
+      @%__pr_lead_warp st.global.b32 [%__pr_addr_block_sched+8], %__pr_block_sched_start;
       ...
+    $__pr_done_1:
       ret;
     $__pr_skip_0:
       ...

@@ -5,17 +5,18 @@
 //
 //  - one `.param .u64 .ptr .global` buffer per record map, appended to the
 //    kernel's parameters;
-//  - at entry, once for all maps: the linear thread index, the threads per
-//    block and the linear block index; per map, the address of the thread's,
-//    warp's or block's record slots, with the same rounding as the host
-//    (`ProbeBuffer::bufferBytes`: warps = ceil(threads / 32)), and the
-//    address of the overflow counter after the records;
-//  - the `kernel.entry` snippets after that, and the `kernel.exit` snippets
-//    before every `ret` and `exit` of the kernel (a guarded one is branched
-//    around), and at the end of a body that falls off it;
-//  - `save.MAP v...` becomes stores guarded by "this thread writes the slot
-//    (lane 0 of a warp, thread 0 of a block) and the slot has room"; a full
-//    slot bumps the overflow counter instead of writing.
+//  - the `kernel.entry` snippets at the start, and the `kernel.exit`
+//    snippets before every `ret` and `exit` of the kernel (a guarded one is
+//    branched around) and at the end of a body that falls off it;
+//  - the record slot of each thread, warp or block, with the same rounding
+//    as the host (`ProbeBuffer::bufferBytes`: warps = ceil(threads / 32)):
+//    computed once at entry, or, for a map saved only at exits within its
+//    capacity, at the exit by the threads that write (the others leave
+//    first), so that the kernel keeps its registers;
+//  - `save.MAP v...`: stores into a fixed record when the saves a thread can
+//    make fit the capacity ("static" maps), else stores guarded by a
+//    per-thread count, a full slot bumping the overflow counter after the
+//    records instead of writing.
 //
 // Snippets may use only the probe's own registers, special registers and
 // immediates, and no memory, barrier or control-flow instruction: what a
@@ -75,9 +76,7 @@ struct MapLayout {
   bool isStatic = false;
   /// Static, and its probe carries state in local memory: the slot address
   /// (0 for a thread that does not write) waits in `local` from the entry to
-  /// the exits instead of in a register. Recomputing it at an exit would
-  /// not do: ptxas reuses the kernel's own reads of %tid and %ctaid for it,
-  /// which keeps them live through the kernel.
+  /// the exits instead of in a register (`carry: local`).
   bool carried = false;
   std::string local, has;
   /// Static, saved only at exits, state in registers: only the threads that
