@@ -72,36 +72,6 @@ constexpr std::array<StringRef, 2> pointKeys = {"at", "ptx"};
 /// Records per thread, warp or block: a bound that keeps buffers sane.
 constexpr int64_t maxCapacity = int64_t(1) << 24;
 
-/// Special registers a probe register must not shadow (`%smid` must stay
-/// the hardware's).
-bool isSpecialRegisterName(StringRef name) {
-  static constexpr StringRef prefixes[] = {"tid",
-                                           "ntid",
-                                           "laneid",
-                                           "warpid",
-                                           "nwarpid",
-                                           "ctaid",
-                                           "nctaid",
-                                           "smid",
-                                           "nsmid",
-                                           "gridid",
-                                           "clock",
-                                           "globaltimer",
-                                           "lanemask",
-                                           "pm",
-                                           "envreg",
-                                           "cluster",
-                                           "nclusterid",
-                                           "is_explicit",
-                                           "total_smem",
-                                           "dynamic_smem",
-                                           "aggr_smem",
-                                           "reserved_smem",
-                                           "current_graph_exec"};
-  return llvm::any_of(prefixes,
-                      [&](StringRef p) { return name.starts_with(p); });
-}
-
 class SpecParser : public YamlSchemaReader {
 public:
   SpecParser(MLIRContext *ctx, StringRef file, StringRef text)
@@ -329,11 +299,6 @@ FailureOr<ProbeSpec> SpecParser::parse() {
                      << "register name '" << reg.name
                      << "' must be a PTX identifier (written %" << reg.name
                      << " in snippets)";
-            if (isSpecialRegisterName(reg.name))
-              return emitError(reg.loc)
-                     << "register '" << reg.name
-                     << "' would shadow the special register %" << reg.name
-                     << ": choose another name";
             if (reg.type != "pred" && !getTypeBytes(reg.type))
               return emitError(getLoc(entry.second))
                      << "register '" << reg.name << "' has type '" << reg.type

@@ -192,9 +192,15 @@ private:
 static FailureOr<CheckedProbe> checkProbe(ProbeSpec spec, MLIRContext *ctx) {
   CheckedProbe probe{std::move(spec), {}, {}};
   const ProbeSpec &s = probe.spec;
-  for (const TypedName &reg : s.registers)
+  for (const TypedName &reg : s.registers) {
+    // `%smid` in a snippet must stay the hardware's.
+    if (isSpecialRegisterName("%" + reg.name))
+      return emitError(reg.loc) << "register '" << reg.name
+                                << "' would shadow the special register %"
+                                << reg.name << ": choose another name";
     probe.registers[reg.name] = {("%__pr_" + s.name + "_" + reg.name),
                                  reg.type};
+  }
   for (const PointSpec &point : s.points) {
     SmallVector<SnippetInst> &insts = probe.points.emplace_back();
     SmallVector<StringRef> lines;
