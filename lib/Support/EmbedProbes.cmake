@@ -1,6 +1,7 @@
 # Writes the built-in probe specs (configs/probes/*.yaml) as C++ initialisers
 # {"name", R"(text)"}, included by ProbeSpec.cpp. Run by cmake -P with
-# PROBES (a ;-list of files) and OUT.
+# PROBES (files separated by |) and OUT.
+string(REPLACE "|" ";" PROBES "${PROBES}")
 set(content "")
 foreach(file ${PROBES})
   get_filename_component(name ${file} NAME_WE)

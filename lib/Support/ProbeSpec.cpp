@@ -68,7 +68,7 @@ constexpr std::array<StringRef, 5> specKeys = {"name", "maps", "registers",
 constexpr std::array<StringRef, 4> mapKeys = {"name", "level", "capacity",
                                               "fields"};
 constexpr std::array<StringRef, 2> fieldKeys = {"name", "type"};
-constexpr std::array<StringRef, 2> pointKeys = {"at", "ptx"};
+constexpr std::array<StringRef, 3> pointKeys = {"at", "when", "ptx"};
 /// Records per thread, warp or block: a bound that keeps buffers sane.
 constexpr int64_t maxCapacity = int64_t(1) << 24;
 
@@ -84,6 +84,7 @@ private:
                                   bool allowPred);
   LogicalResult parseMap(const YAML::Node &node, MapSpec &map);
   LogicalResult parsePoint(const YAML::Node &node, PointSpec &point);
+  LogicalResult addPattern(StringRef text, Location loc, PointSpec &point);
 
   StringRef text;
 };
@@ -194,20 +195,38 @@ LogicalResult SpecParser::parsePoint(const YAML::Node &node, PointSpec &point) {
   bool hasAt = false, hasPtx = false;
   LogicalResult ok = forEachField(
       node, pointKeys, "in a point", [&](const Field &field) -> LogicalResult {
+        if (field.key == "at" && field.value.IsSequence()) {
+          hasAt = true;
+          point.kind = PointKind::Instruction;
+          for (const YAML::Node &item : field.value) {
+            if (!item.IsScalar() || item.Scalar().empty())
+              return emitError(getLoc(item))
+                     << "'at' lists instructions such as ld.global";
+            if (failed(addPattern(item.Scalar(), getLoc(item), point)))
+              return failure();
+          }
+          return success();
+        }
         FailureOr<std::string> value = parseString(field);
         if (failed(value))
           return failure();
         if (field.key == "at") {
           hasAt = true;
-          if (*value == "kernel.entry")
+          if (*value == "kernel.entry") {
             point.kind = PointKind::KernelEntry;
-          else if (*value == "kernel.exit")
+          } else if (*value == "kernel.exit") {
             point.kind = PointKind::KernelExit;
-          else
-            return emitError(getLoc(field))
-                   << "unknown probe point '" << *value
-                   << "': kernel.entry and kernel.exit are supported "
-                      "(instruction points are not yet)";
+          } else {
+            point.kind = PointKind::Instruction;
+            if (failed(addPattern(*value, getLoc(field), point)))
+              return failure();
+          }
+          return success();
+        }
+        if (field.key == "when") {
+          if (*value != "before" && *value != "after")
+            return emitError(getLoc(field)) << "'when' must be before or after";
+          point.after = *value == "after";
           return success();
         }
         hasPtx = true;
@@ -236,6 +255,30 @@ LogicalResult SpecParser::parsePoint(const YAML::Node &node, PointSpec &point) {
     return failure();
   if (!hasAt || !hasPtx)
     return emitError(point.loc) << "a point needs 'at' and 'ptx'";
+  if (point.after && point.kind != PointKind::Instruction)
+    return emitError(point.loc)
+           << "'when' applies to instruction points, not kernel.entry or "
+              "kernel.exit";
+  return success();
+}
+
+LogicalResult SpecParser::addPattern(StringRef text, Location loc,
+                                     PointSpec &point) {
+  SmallVector<StringRef> parts;
+  text.split(parts, '.');
+  if (llvm::any_of(parts, [](StringRef p) {
+        return p.empty() || !llvm::all_of(p, [](char c) {
+                 return llvm::isAlnum(c) || c == '_' || c == ':';
+               });
+      }))
+    return emitError(loc) << "'" << text
+                          << "' is not an instruction pattern (opcode and "
+                             "modifiers, such as ld.global or mma)";
+  InstructionPattern pattern;
+  pattern.opcode = parts.front().str();
+  for (StringRef m : llvm::drop_begin(parts))
+    pattern.modifiers.push_back(m.str());
+  point.patterns.push_back(std::move(pattern));
   return success();
 }
 

@@ -21,6 +21,12 @@
 //       ptx: |
 //         mov.u64 %end, %clock64;
 //         save.block_sched %start, %end;
+//     - at: [ld.global, st.global]   # instructions, by opcode and modifiers
+//       when: before                 # or after
+//       ptx: add.u64 %bytes, %bytes, {bytes};
+//
+// In instruction snippets {bytes} is the bytes the instruction moves (type
+// size x vector width; the size operand of cp.async and bulk copies).
 //
 // Snippets are PTX over the probe's registers and special registers;
 // `save.MAP v1, v2, ...` writes one record (one value per field) into the
@@ -63,11 +69,23 @@ struct MapSpec {
   mlir::Location loc;
 };
 
-enum class PointKind { KernelEntry, KernelExit };
+enum class PointKind { KernelEntry, KernelExit, Instruction };
+
+/// An instruction pattern: the opcode and modifiers every matching
+/// instruction has ("ld.global" matches ld.global.nc.v4.f32).
+struct InstructionPattern {
+  std::string opcode;
+  std::vector<std::string> modifiers;
+};
 
 struct PointSpec {
   explicit PointSpec(mlir::Location loc) : loc(loc) {}
   PointKind kind = PointKind::KernelEntry;
+  /// Instruction points: the instructions matched, and whether the snippet
+  /// runs after them (before, by default). A guarded instruction's snippet
+  /// runs only when its guard holds.
+  std::vector<InstructionPattern> patterns;
+  bool after = false;
   /// The snippet, and where its first line is in the spec file (for errors).
   std::string ptx;
   mlir::Location loc;

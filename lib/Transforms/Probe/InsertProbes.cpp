@@ -72,7 +72,7 @@ struct MapLayout {
   /// path runs the exit snippets once, so a thread saves at most
   /// entrySaves + exitSaves records: when that fits the capacity, every
   /// save has a fixed record and needs no counter ("static").
-  int64_t entrySaves = 0, exitSaves = 0;
+  int64_t entrySaves = 0, exitSaves = 0, instSaves = 0;
   bool isStatic = false;
   /// Static, and its probe carries state in local memory: the slot address
   /// (0 for a thread that does not write) waits in `local` from the entry to
@@ -164,7 +164,12 @@ private:
   LogicalResult emitSave(StatementBuilder &sb, const CheckedProbe &probe,
                          const SnippetInst &inst);
   LogicalResult emitSnippet(StatementBuilder &sb, const CheckedProbe &probe,
-                            ArrayRef<SnippetInst> snippet);
+                            ArrayRef<SnippetInst> snippet,
+                            Attribute bytes = {});
+  /// The instruction points: their snippets around every matching
+  /// instruction of the kernel body.
+  LogicalResult emitInstructionPoints(ArrayRef<InstOp> kernelInsts,
+                                      StatementBuilder &sb);
   LogicalResult emitPoint(StatementBuilder &sb, PointKind kind);
   /// The slot addresses (and writers, counters) of the maps computed at
   /// entry (`exitMaps` false) or at each exit.
@@ -186,6 +191,10 @@ private:
 };
 
 } // namespace
+
+/// `{bytes}` in an instruction snippet parses as this immediate, replaced at
+/// each instruction by what it moves.
+constexpr int64_t kBytesSentinel = 0x7ffffffe5eb17e5;
 
 /// Parses each snippet line by line into instructions, with the location of
 /// each in the spec file, and checks what it may touch.
@@ -220,6 +229,13 @@ static FailureOr<CheckedProbe> checkProbe(ProbeSpec spec, MLIRContext *ctx) {
         if (text.empty())
           continue;
         std::string copy = text.str();
+        if (point.kind == PointKind::Instruction)
+          for (size_t at; (at = copy.find("{bytes}")) != std::string::npos;)
+            copy.replace(at, 7, std::to_string(kBytesSentinel));
+        else if (copy.find("{bytes}") != std::string::npos)
+          return emitError(loc) << "probe '" << s.name
+                                << "': {bytes} exists only at instruction "
+                                   "points";
         Parser parser(copy, ctx, [&](const char *) { return loc; });
         parser.allowEofAsStatementEnd = true;
         InstructionSyntax syntax;
@@ -397,7 +413,8 @@ LogicalResult ProbeInserter::emitSave(StatementBuilder &sb,
 
 LogicalResult ProbeInserter::emitSnippet(StatementBuilder &sb,
                                          const CheckedProbe &probe,
-                                         ArrayRef<SnippetInst> snippet) {
+                                         ArrayRef<SnippetInst> snippet,
+                                         Attribute bytes) {
   OpBuilder &builder = sb.getBuilder();
   for (const SnippetInst &inst : snippet) {
     if (inst.syntax.opcode.getValue() == "save") {
@@ -411,7 +428,12 @@ LogicalResult ProbeInserter::emitSnippet(StatementBuilder &sb,
     }
     SmallVector<Attribute> operands;
     for (Attribute operand : inst.syntax.operands)
-      operands.push_back(rename(probe, operand));
+      operands.push_back(
+          mapOperandLeaves(rename(probe, operand), [&](Attribute leaf) {
+            auto imm = dyn_cast<IntImmAttr>(leaf);
+            return imm && imm.getValue() == kBytesSentinel && bytes ? bytes
+                                                                    : leaf;
+          }));
     RegisterAttr guard;
     if (inst.syntax.guard)
       guard = cast<RegisterAttr>(rename(probe, inst.syntax.guard));
@@ -597,6 +619,118 @@ void ProbeInserter::emitSlots(StatementBuilder &sb, bool exitMaps) {
   }
 }
 
+/// Bytes a memory instruction moves, when known from its text: the type
+/// size times the vector width (ld, st, atom, red), or its size operand
+/// (cp.async, cp.async.bulk, cp.reduce.async.bulk); null otherwise (TMA
+/// tensor copies, whose size is in the tensor map).
+static Attribute accessBytes(InstOp inst) {
+  MLIRContext *ctx = inst.getContext();
+  StringRef opcode = inst.getOpcode();
+  ArrayAttr operands = inst.getPtxOperandsAttr();
+  if (opcode == "cp" || opcode == "cp.async") {
+    if (inst.hasModifier("tensor"))
+      return {};
+    // cp.async[.ca|.cg].shared.global [dst], [src], cp-size[, src-size]
+    // cp.async.bulk.<dst>.<src>... [dst], [src], size, ...
+    if (operands.size() >= 3)
+      return operands[2];
+    return {};
+  }
+  int64_t vector = 1, type = 0;
+  for (Attribute m : inst.getModifiers()) {
+    StringRef mod = cast<StringAttr>(m).getValue();
+    if (mod == "v2")
+      vector = 2;
+    else if (mod == "v4")
+      vector = 4;
+    else if (mod == "v8")
+      vector = 8;
+    else if (uint64_t size = getTypeSize(("." + mod).str()))
+      type = size;
+  }
+  if (!type)
+    return {};
+  return IntImmAttr::get(ctx, type * vector, false);
+}
+
+static bool matches(InstOp inst, const InstructionPattern &pattern) {
+  if (inst.getOpcode() != pattern.opcode)
+    return false;
+  // cp.async's group and mbarrier forms move no data.
+  if (inst.getOpcode() == "cp" &&
+      llvm::any_of(ArrayRef<StringRef>{"commit_group", "wait_group", "wait_all",
+                                       "mbarrier"},
+                   [&](StringRef m) {
+                     return inst.hasModifier(m) &&
+                            !llvm::is_contained(pattern.modifiers, m.str());
+                   }))
+    return false;
+  return llvm::all_of(pattern.modifiers, [&](const std::string &m) {
+    return inst.hasModifier(m);
+  });
+}
+
+LogicalResult ProbeInserter::emitInstructionPoints(ArrayRef<InstOp> kernelInsts,
+                                                   StatementBuilder &sb) {
+  OpBuilder &builder = sb.getBuilder();
+  for (InstOp inst : kernelInsts) {
+    for (const CheckedProbe &probe : probes)
+      for (auto [point, snippet] : llvm::zip(probe.spec.points, probe.points)) {
+        if (point.kind != PointKind::Instruction ||
+            !llvm::any_of(point.patterns, [&](const InstructionPattern &p) {
+              return matches(inst, p);
+            }))
+          continue;
+        Attribute bytes = accessBytes(inst);
+        bool needsBytes = llvm::any_of(snippet, [](const SnippetInst &si) {
+          bool uses = false;
+          for (Attribute operand : si.syntax.operands)
+            walkOperandLeaves(operand, [&](Attribute leaf) {
+              auto imm = dyn_cast<IntImmAttr>(leaf);
+              uses |= imm && imm.getValue() == kBytesSentinel;
+            });
+          return uses;
+        });
+        if (needsBytes && !bytes) {
+          inst.emitWarning()
+              << "probe '" << probe.spec.name
+              << "': not counted: the bytes this instruction moves are not "
+                 "known from its text (a TMA tensor copy's size is in its "
+                 "tensor map)";
+          continue;
+        }
+        // A register size operand is the kernel's: copied into the probe's.
+        if (auto reg = dyn_cast_or_null<RegisterAttr>(bytes)) {
+          if (point.after)
+            builder.setInsertionPointAfter(inst);
+          else
+            builder.setInsertionPoint(inst);
+          sb.setLoc(inst.getLoc());
+          sb.inst("cvt.u64.u32 %__pr_w, " + reg.getName());
+          bytes = RegisterAttr::get(inst.getContext(), "%__pr_w");
+        } else if (point.after) {
+          builder.setInsertionPointAfter(inst);
+        } else {
+          builder.setInsertionPoint(inst);
+        }
+        sb.setLoc(inst.getLoc());
+        // A guarded instruction: its snippet runs when the guard holds.
+        std::string skip;
+        if (inst.getGuard()) {
+          skip = "$__pr_skip_" + std::to_string(labelCounter++);
+          sb.inst(Twine("@") + (inst.getGuardNegated() ? "" : "!") +
+                  inst.getGuard()->getName() + " bra " + skip);
+        }
+        inExit = false;
+        if (failed(emitSnippet(sb, probe, snippet, bytes)))
+          return failure();
+        if (!skip.empty())
+          sb.label(skip);
+      }
+  }
+  return success();
+}
+
 LogicalResult ProbeInserter::instrument(EntryOp entry) {
   MLIRContext *ctx = root.getContext();
   Location loc = entry.getLoc();
@@ -606,6 +740,12 @@ LogicalResult ProbeInserter::instrument(EntryOp entry) {
     });
   });
   KernelAnalysis analysis(entry);
+  // The kernel's own instructions, before any probe code goes in.
+  SmallVector<InstOp> kernelInsts;
+  entry.walk([&](InstOp inst) {
+    if (inst->getParentOfType<EntryOp>() == entry)
+      kernelInsts.push_back(inst);
+  });
   if (hasExit)
     for (const ExitUse &exit : analysis.getExits())
       if (exit.inDeviceFunction && exit.kind == ExitUse::Kind::Exit)
@@ -653,9 +793,11 @@ LogicalResult ProbeInserter::instrument(EntryOp entry) {
           if (inst.syntax.opcode.getValue() == "save" &&
               cast<StringAttr>(inst.syntax.modifiers[0]).getValue() ==
                   spec.name)
-            ++(point.kind == PointKind::KernelEntry ? map.entrySaves
-                                                    : map.exitSaves);
-      map.isStatic = map.entrySaves + map.exitSaves <= spec.capacity;
+            ++(point.kind == PointKind::KernelEntry  ? map.entrySaves
+               : point.kind == PointKind::KernelExit ? map.exitSaves
+                                                     : map.instSaves);
+      map.isStatic =
+          map.instSaves == 0 && map.entrySaves + map.exitSaves <= spec.capacity;
       map.carried =
           map.isStatic && map.exitSaves > 0 && !probe.spec.carryInRegisters;
       map.atExit = map.isStatic && map.entrySaves == 0 && map.exitSaves > 0 &&
@@ -736,6 +878,9 @@ LogicalResult ProbeInserter::instrument(EntryOp entry) {
   emitSlots(sb, /*exitMaps=*/false);
   if (failed(emitPoint(sb, PointKind::KernelEntry)))
     return failure();
+  if (failed(emitInstructionPoints(kernelInsts, sb)))
+    return failure();
+  builder.setInsertionPointToStart(body);
 
   if (!hasExit)
     return success();
