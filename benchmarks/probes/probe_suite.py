@@ -34,7 +34,17 @@ sys.path.insert(0, os.path.join(ROOT, "benchmarks", "fusion"))
 sys.path.insert(0, os.path.join(ROOT, "python"))
 import fuse_suite as fs  # noqa: E402  (kernel launches, tolerances, tools)
 
-PROBES = ("block_sched",)
+PROBES = ("block_sched", "gmem_bytes", "tensorop_count")
+# Totals the records must add up to, where they can be known: (field, value).
+N = 1 << 26
+EXPECTED = {
+    # 8192^3 GEMM in mma.m16n8k16 (one per warp each), and in
+    # wgmma.m64n128k16 (issued by the 4 warps of a warpgroup).
+    ("tensorop_count", "gemm_mma"): ("mma", 8192 ** 3 // (16 * 8 * 16)),
+    ("tensorop_count", "gemm_wgmma"): ("wgmma", 4 * 8192 ** 3 // (64 * 128 * 16)),
+    # 2^26 floats read, one float atomic per block (1056 blocks).
+    ("gmem_bytes", "reduce_shfl"): ("sync", 4 * N + 4 * 1056),
+}
 
 
 def log(msg):
@@ -130,6 +140,23 @@ def check_block_sched(trace_dir, sms):
     return problems, {"warps": int(arr.size), "sms_seen": int(np.unique(w["sm"]).size)}
 
 
+def check_totals(trace_dir, probe, kernel):
+    """Overflow, and each field's total against EXPECTED where known."""
+    sys.path.insert(0, os.path.join(ROOT, "python"))
+    from gpuopt.trace import load
+    t = load(trace_dir)
+    arr = t.maps[probe]
+    problems = []
+    if t.overflow.get(probe) != 0:
+        problems.append(f"overflow {t.overflow.get(probe)}")
+    totals = {f: int(arr[f].astype("u8").sum()) for f in arr.dtype.names if f}
+    want = EXPECTED.get((probe, kernel))
+    if want and totals.get(want[0]) != want[1]:
+        problems.append(f"{want[0]} total {totals.get(want[0])}, expected {want[1]}")
+    info = {"totals": totals, "expected": want}
+    return problems, info
+
+
 def cmd_check(args):
     out = os.path.abspath(args.dir)
     meta = fs.load_json(os.path.join(out, "probes.json"))
@@ -159,13 +186,18 @@ def cmd_check(args):
         else:
             m = re.search(r"\((\d+) SMs", r.out)
             sms = int(m.group(1)) if m else (sms or 132)
-            problems, info = check_block_sched(trace, sms) if run["probe"] == \
-                "block_sched" else ([], {})
+            if run["probe"] == "block_sched":
+                problems, info = check_block_sched(trace, sms)
+                what = f"{info.get('warps')} warp records on {info.get('sms_seen')} SMs"
+            else:
+                problems, info = check_totals(trace, run["probe"], run["kernel"])
+                what = "totals " + ", ".join(f"{k} {v}" for k, v in info["totals"].items())
+                if info["expected"]:
+                    what += f" (expected {info['expected'][0]} {info['expected'][1]})"
             res.update(result="FAIL" if problems else "PASS",
                        detail="; ".join(problems) or
                        ("outputs " + ("within tolerance" if tol else "bit-identical") +
-                        f"; {info.get('warps')} warp records on {info.get('sms_seen')} SMs"),
-                       **info)
+                        f"; {what}"), **info)
         log(f"{run['kernel']} + {run['probe']}: {res['result']}: {res['detail'][:160]}")
         results.append(res)
     with open(os.path.join(out, "check.json"), "w") as f:
@@ -179,45 +211,48 @@ def cmd_check(args):
 def cmd_bench(args):
     out = os.path.abspath(args.dir)
     meta = fs.load_json(os.path.join(out, "probes.json"))
-    runs = [r for r in meta["runs"] if "error" not in r]
-    kernels, groups = [], []
-    for run in runs:
-        o = f"{run['kernel']}"
-        p = f"{run['kernel']}+{run['probe']}"
-        if o not in [k["label"] for k in kernels]:
+    all_runs = [r for r in meta["runs"] if "error" not in r]
+    rows, report = [], None
+    # One gpu-run process per probe: each holds the originals and their
+    # probed kernels, with their buffers.
+    for probe in sorted({r["probe"] for r in all_runs}):
+        runs = [r for r in all_runs if r["probe"] == probe]
+        kernels, groups = [], []
+        for run in runs:
+            o, p = run["kernel"], f"{run['kernel']}+{run['probe']}"
+            module = run["spec"]["module"]
             kernels.append({**{k: v for k, v in run["spec"].items() if k != "label"},
-                            "label": o, "module": os.path.join(ROOT, run["spec"]["module"])
-                            if not os.path.isabs(run["spec"]["module"])
-                            else run["spec"]["module"], "time_alone": False})
-        kernels.append({"label": p, "module": os.path.join(ROOT, run["ptx"]),
-                        "manifest": os.path.join(ROOT, run["manifest"]),
-                        "grid": run["spec"]["grid"], "block": run["spec"]["block"],
-                        "smem": run["spec"].get("smem", 0), "args": run["spec"]["args"],
-                        "time_alone": False})
-        groups.append({"name": p, "kernels": [o, p], "modes": ["alone"]})
-    spec_path = os.path.join(out, "bench-spec.json")
-    with open(spec_path, "w") as f:
-        json.dump({"warmup": args.warmup, "repeat": args.repeat, "kernels": kernels,
-                   "groups": groups}, f, indent=1)
-    report_path = os.path.join(out, "bench-report.json")
-    r = subprocess.run([args.gpu_run, "--spec", spec_path, "--json", report_path],
-                       timeout=args.timeout)
-    if r.returncode:
-        log(f"gpu-run failed (exit {r.returncode})")
-        return 2
-    report = fs.load_json(report_path)
-    rows = []
-    for run, g in zip(runs, report["groups"]):
-        alone = g["alone"]
-        to = alone[run["kernel"]]["median_ms"]
-        tp = alone[f"{run['kernel']}+{run['probe']}"]["median_ms"]
-        ro, rp = run["original"].get("registers"), run["probed"].get("registers")
-        rows.append({"kernel": run["kernel"], "probe": run["probe"], "original_ms": to,
-                     "probed_ms": tp, "slowdown": tp / to, "registers": ro,
-                     "probed_registers": rp,
-                     "extra_registers": (rp - ro) if None not in (ro, rp) else None,
-                     "spill_bytes": run["probed"].get("spill_bytes", 0),
-                     "original_spill_bytes": run["original"].get("spill_bytes", 0)})
+                            "label": o, "time_alone": False,
+                            "module": module if os.path.isabs(module)
+                            else os.path.join(ROOT, module)})
+            kernels.append({"label": p, "module": os.path.join(ROOT, run["ptx"]),
+                            "manifest": os.path.join(ROOT, run["manifest"]),
+                            "grid": run["spec"]["grid"], "block": run["spec"]["block"],
+                            "smem": run["spec"].get("smem", 0),
+                            "args": run["spec"]["args"], "time_alone": False})
+            groups.append({"name": p, "kernels": [o, p], "modes": ["alone"]})
+        spec_path = os.path.join(out, f"bench-spec-{probe}.json")
+        with open(spec_path, "w") as f:
+            json.dump({"warmup": args.warmup, "repeat": args.repeat, "kernels": kernels,
+                       "groups": groups}, f, indent=1)
+        report_path = os.path.join(out, f"bench-report-{probe}.json")
+        r = subprocess.run([args.gpu_run, "--spec", spec_path, "--json", report_path],
+                           timeout=args.timeout)
+        if r.returncode:
+            log(f"gpu-run failed for {probe} (exit {r.returncode})")
+            return 2
+        report = fs.load_json(report_path)
+        for run, g in zip(runs, report["groups"]):
+            alone = g["alone"]
+            to = alone[run["kernel"]]["median_ms"]
+            tp = alone[f"{run['kernel']}+{run['probe']}"]["median_ms"]
+            ro, rp = run["original"].get("registers"), run["probed"].get("registers")
+            rows.append({"kernel": run["kernel"], "probe": run["probe"], "original_ms": to,
+                         "probed_ms": tp, "slowdown": tp / to, "registers": ro,
+                         "probed_registers": rp,
+                         "extra_registers": (rp - ro) if None not in (ro, rp) else None,
+                         "spill_bytes": run["probed"].get("spill_bytes", 0),
+                         "original_spill_bytes": run["original"].get("spill_bytes", 0)})
     write_bench(report, rows, args)
     return 0
 
