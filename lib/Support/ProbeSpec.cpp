@@ -84,6 +84,8 @@ private:
                                   bool allowPred);
   LogicalResult parseMap(const YAML::Node &node, MapSpec &map);
   LogicalResult parsePoint(const YAML::Node &node, PointSpec &point);
+  /// A probe or map name: it names registers, parameters and files.
+  FailureOr<std::string> parseName(const Field &field);
   LogicalResult addPattern(StringRef text, Location loc, PointSpec &point);
 
   StringRef text;
@@ -113,6 +115,19 @@ FailureOr<TypedName> SpecParser::parseTyped(const YAML::Node &node,
   return result;
 }
 
+FailureOr<std::string> SpecParser::parseName(const Field &field) {
+  FailureOr<std::string> name = parseString(field);
+  if (failed(name))
+    return failure();
+  if (!isPTXIdentifier(*name) || name->front() == '%' || name->front() == '$')
+    return emitError(getLoc(field))
+               << "'name' must be a PTX identifier (letters, digits and '_'), "
+                  "not '"
+               << *name << "'",
+           failure();
+  return name;
+}
+
 LogicalResult SpecParser::parseMap(const YAML::Node &node, MapSpec &map) {
   if (!node.IsMap())
     return emitError(getLoc(node))
@@ -122,13 +137,9 @@ LogicalResult SpecParser::parseMap(const YAML::Node &node, MapSpec &map) {
   LogicalResult ok = forEachField(
       node, mapKeys, "in a map", [&](const Field &field) -> LogicalResult {
         if (field.key == "name") {
-          FailureOr<std::string> name = parseString(field);
+          FailureOr<std::string> name = parseName(field);
           if (failed(name))
             return failure();
-          if (!isPTXIdentifier(*name) || name->front() == '%')
-            return emitError(getLoc(field))
-                   << "a map name must be a PTX identifier, not '" << *name
-                   << "'";
           map.name = *name;
           return success();
         }
@@ -309,12 +320,9 @@ FailureOr<ProbeSpec> SpecParser::parse() {
       root, specKeys, "in the probe spec",
       [&](const Field &field) -> LogicalResult {
         if (field.key == "name") {
-          FailureOr<std::string> name = parseString(field);
+          FailureOr<std::string> name = parseName(field);
           if (failed(name))
             return failure();
-          if (!isPTXIdentifier(*name) || name->front() == '%')
-            return emitError(getLoc(field))
-                   << "'name' must be a PTX identifier, not '" << *name << "'";
           spec.name = *name;
           return success();
         }
