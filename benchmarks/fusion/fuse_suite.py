@@ -77,7 +77,8 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "python"))
 from gpuopt.launch_args import (TYPE_SIZE, MappingError, extra_arg,  # noqa: E402
-                                fused_kernel, map_args, parse_arg, part_order)
+                                args_bytes, fused_kernel, map_args, pack_by_bytes,
+                                parse_arg, part_order)
 
 
 def _import_baselines():
@@ -413,8 +414,7 @@ def output_args(args):
             if parse_arg(a)["kind"] == "buf" and parse_arg(a)["init"] in ("out", "zero")]
 
 
-def spec_bytes(args):
-    return sum(parse_arg(a).get("bytes", 0) for a in args)
+spec_bytes = args_bytes
 
 
 # Generate --------------------------------------------------------------------------
@@ -1162,14 +1162,8 @@ def batch_groups(pairs, fused, kernel_bytes, budget):
     for p in pairs:
         labels = [l for l, v in fused.items() if v["pair"] == p["name"]]
         base = kernel_bytes[p["a"]] + kernel_bytes[p["b"]]
-        chunk, size = [], base
-        for l in labels:
-            if chunk and size + kernel_bytes[l] > budget:
-                units.append((p, chunk))
-                chunk, size = [], base
-            chunk.append(l)
-            size += kernel_bytes[l]
-        units.append((p, chunk))
+        units += [(p, chunk) for chunk in
+                  pack_by_bytes(labels, kernel_bytes.__getitem__, budget, base)]
         if base + max([kernel_bytes[l] for l in labels] or [0]) > budget:
             warn(f"{p['name']}: its originals and one variant need more than "
                  f"{budget / (1 << 30):.1f} GiB")
@@ -1364,16 +1358,7 @@ def cmd_profile(args, argv):
     kernels = {l: {**meta["kernels"][l], "module": from_root(meta["kernels"][l]["module"])}
                for l in labels}
     budget = int(args.max_gib * (1 << 30))
-    batches, current, used = [], [], 0
-    for l in labels:
-        size = spec_bytes(kernels[l]["args"])
-        if current and used + size > budget:
-            batches.append(current)
-            current, used = [], 0
-        current.append(l)
-        used += size
-    if current:
-        batches.append(current)
+    batches = pack_by_bytes(labels, lambda l: spec_bytes(kernels[l]["args"]), budget)
     merged = None
     with tempfile.TemporaryDirectory(prefix="fuse-profile-") as tmp:
         for n, batch in enumerate(batches, 1):

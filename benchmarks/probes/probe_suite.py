@@ -122,8 +122,7 @@ def launch_args(spec):
 
 def check_block_sched(trace_dir, sms):
     import numpy as np
-    sys.path.insert(0, os.path.join(ROOT, "python"))
-    from gpuopt.trace import load
+    from gpuopt.trace import load  # numpy: only the GPU commands need it
     t = load(trace_dir)
     arr = t.maps["block_sched"][..., 0]
     problems = []
@@ -142,8 +141,7 @@ def check_block_sched(trace_dir, sms):
 
 def check_totals(trace_dir, probe, kernel):
     """Overflow, and each field's total against EXPECTED where known."""
-    sys.path.insert(0, os.path.join(ROOT, "python"))
-    from gpuopt.trace import load
+    from gpuopt.trace import load  # numpy: only the GPU commands need it
     t = load(trace_dir)
     arr = t.maps[probe]
     problems = []

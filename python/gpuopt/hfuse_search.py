@@ -39,7 +39,8 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from gpuopt.launch_args import MappingError, map_args, parse_arg  # noqa: E402
+from gpuopt.launch_args import (MappingError, args_bytes, map_args,  # noqa: E402
+                                pack_by_bytes)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -232,17 +233,10 @@ def cmd_prepare(args):
     # process as --max-gib holds, each process timing the kernels apart too.
     labels = [k["label"] for k in kernels]
     originals = spec_kernels[:len(kernels)]
-    budget = args.max_gib * (1 << 30) - sum(buffer_bytes(k["args"]) for k in originals)
-    batches, current, used = [], [], 0
-    for k in spec_kernels[len(kernels):]:
-        size = buffer_bytes(k["args"])
-        if current and used + size > budget:
-            batches.append(current)
-            current, used = [], 0
-        current.append(k)
-        used += size
-    if current:
-        batches.append(current)
+    budget = args.max_gib * (1 << 30) - sum(args_bytes(k["args"]) for k in originals)
+    candidates = spec_kernels[len(kernels):]
+    batches = pack_by_bytes(candidates, lambda k: args_bytes(k["args"]), budget) \
+        if candidates else []
     specs = []
     for n, batch in enumerate(batches):
         specs.append(f"spec{n}.json")
@@ -259,10 +253,6 @@ def cmd_prepare(args):
     log(f"wrote {len(specs)} gpu-run spec(s) to {args.out_dir}: run `measure --out-dir "
         f"{args.out_dir}` where the GPU is")
     return 0
-
-
-def buffer_bytes(args):
-    return sum(parse_arg(a).get("bytes", 0) for a in args)
 
 
 def median(t):

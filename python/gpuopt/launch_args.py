@@ -93,3 +93,26 @@ def map_args(manifest, entries, original_args):
             notes.append(f"fused parameter {fi} ({params[fi].get('name')}) receives no "
                          f"original argument: passing {fused[fi]}")
     return fused, notes, where
+
+
+def args_bytes(args):
+    """Bytes of the buffers a kernel's gpu-run arguments allocate."""
+    return sum(parse_arg(a).get("bytes", 0) for a in args)
+
+
+def pack_by_bytes(items, size, budget, base=0):
+    """Splits `items`, in order, into runs whose `size(item)` add up to at
+    most `budget` beside `base` bytes every run holds (a run takes at least
+    one item, even one that does not fit)."""
+    runs, current, used = [], [], base
+    for item in items:
+        n = size(item)
+        if current and used + n > budget:
+            runs.append(current)
+            current, used = [], base
+        current.append(item)
+        used += n
+    if current or not runs:
+        runs.append(current)
+    return runs
+

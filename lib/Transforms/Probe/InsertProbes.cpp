@@ -92,6 +92,8 @@ struct CheckedProbe {
   /// Probe register -> (renamed register, type).
   llvm::StringMap<std::pair<std::string, std::string>> registers;
   std::vector<SmallVector<SnippetInst>> points;
+  /// Whether each point's snippet uses {bytes}.
+  std::vector<bool> usesBytes;
   /// Probe registers set at entry and read at exit, carried in local
   /// memory: (register, local variable, type).
   SmallVector<std::tuple<std::string, std::string, std::string>> carried;
@@ -212,6 +214,7 @@ static FailureOr<CheckedProbe> checkProbe(ProbeSpec spec, MLIRContext *ctx) {
   }
   for (const PointSpec &point : s.points) {
     SmallVector<SnippetInst> &insts = probe.points.emplace_back();
+    probe.usesBytes.push_back(StringRef(point.ptx).contains("{bytes}"));
     SmallVector<StringRef> lines;
     StringRef(point.ptx).split(lines, '\n');
     for (auto [lineNo, fullLine] : llvm::enumerate(lines)) {
@@ -675,23 +678,15 @@ LogicalResult ProbeInserter::emitInstructionPoints(ArrayRef<InstOp> kernelInsts,
   OpBuilder &builder = sb.getBuilder();
   for (InstOp inst : kernelInsts) {
     for (const CheckedProbe &probe : probes)
-      for (auto [point, snippet] : llvm::zip(probe.spec.points, probe.points)) {
+      for (auto [point, snippet, usesBytes] :
+           llvm::zip(probe.spec.points, probe.points, probe.usesBytes)) {
         if (point.kind != PointKind::Instruction ||
             !llvm::any_of(point.patterns, [&](const InstructionPattern &p) {
               return matches(inst, p);
             }))
           continue;
         Attribute bytes = accessBytes(inst);
-        bool needsBytes = llvm::any_of(snippet, [](const SnippetInst &si) {
-          bool uses = false;
-          for (Attribute operand : si.syntax.operands)
-            walkOperandLeaves(operand, [&](Attribute leaf) {
-              auto imm = dyn_cast<IntImmAttr>(leaf);
-              uses |= imm && imm.getValue() == kBytesSentinel;
-            });
-          return uses;
-        });
-        if (needsBytes && !bytes) {
+        if (usesBytes && !bytes) {
           inst.emitWarning()
               << "probe '" << probe.spec.name
               << "': not counted: the bytes this instruction moves are not "
@@ -763,7 +758,7 @@ LogicalResult ProbeInserter::instrument(EntryOp entry) {
   SmallVector<Attribute> params(entry.getParams().begin(),
                                 entry.getParams().end());
   SmallVector<Attribute> mapAttrs;
-  if (auto existing = entry->getAttrOfType<ArrayAttr>("gpuopt.probes"))
+  if (entry->hasAttr("gpuopt.probes"))
     return entry.emitError() << "kernel '" << entry.getSymName()
                              << "' is probed already: give every probe to "
                                 "one --probe (--probe=a,b)";
