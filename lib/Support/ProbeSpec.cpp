@@ -159,10 +159,11 @@ LogicalResult SpecParser::parseMap(const YAML::Node &node, MapSpec &map) {
           return success();
         }
         if (field.key == "capacity") {
-          if (field.value.IsScalar() && field.value.Scalar() == "dynamic")
-            return emitError(getLoc(field))
-                   << "capacity 'dynamic' (sized by a counting run) is not "
-                      "supported yet: give a number of records";
+          if (field.value.IsScalar() && field.value.Scalar() == "dynamic") {
+            map.dynamicCapacity = true;
+            map.capacity = 0;
+            return success();
+          }
           FailureOr<int64_t> capacity = parseInt(field, 1, maxCapacity);
           if (failed(capacity))
             return failure();

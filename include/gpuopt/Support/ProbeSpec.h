@@ -5,8 +5,9 @@
 //   name: block_sched
 //   maps:                      # record buffers, one kernel parameter each
 //     - name: block_sched
-//       level: warp            # thread | warp (lane 0 writes) | block (thread
-//       0) capacity: 1            # records per thread, warp or block fields:
+//       level: warp            # thread | warp (lane 0 writes) | block
+//       capacity: 1            # records per slot, or dynamic
+//       fields:
 //         - {name: start, type: u64}
 //         - {name: end, type: u64}
 //   registers:                 # probe-local, carry state between points
@@ -26,7 +27,9 @@
 //       ptx: add.u64 %bytes, %bytes, {bytes};
 //
 // In instruction snippets {bytes} is the bytes the instruction moves (type
-// size x vector width; the size operand of cp.async and bulk copies).
+// size x vector width; the size operand of cp.async and bulk copies),
+// {addr} its effective address (base register + offset, 64 bits) and
+// {site} its position among the kernel's instructions.
 //
 // Snippets are PTX over the probe's registers and special registers;
 // `save.MAP v1, v2, ...` writes one record (one value per field) into the
@@ -64,7 +67,10 @@ struct MapSpec {
   explicit MapSpec(mlir::Location loc) : loc(loc) {}
   std::string name;
   Level level = Level::Thread;
+  /// Records per slot; with `capacity: dynamic` the runtime chooses it after
+  /// a counting launch (and `capacity` is 0).
   int64_t capacity = 1;
+  bool dynamicCapacity = false;
   std::vector<TypedName> fields;
   mlir::Location loc;
 };

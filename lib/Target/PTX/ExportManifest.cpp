@@ -38,7 +38,7 @@ FailureOr<json::Object> gpuopt::buildLaunchManifest(PTXModuleOp module,
                       global.getLinkage() == StringRef(".extern");
 
   json::Array kernels;
-  bool hasFusion = false, hasProbes = false;
+  bool hasFusion = false, hasProbes = false, hasDynamicProbes = false;
   for (auto entry : module.getBodyBlock()->getOps<EntryOp>()) {
     if (!entry.hasBody())
       continue;
@@ -145,15 +145,22 @@ FailureOr<json::Object> gpuopt::buildLaunchManifest(PTXModuleOp module,
                                         {"type", str(field, "type")},
                                         {"offset", integer(field, "offset")}});
         }
-        maps.push_back(
-            json::Object{{"name", str(map, "name")},
-                         {"probe", str(map, "probe")},
-                         {"param", integer(map, "param")},
-                         {"level", str(map, "level")},
-                         {"capacity", integer(map, "capacity")},
-                         {"record_bytes", integer(map, "record_bytes")},
-                         {"overflow_counter", true},
-                         {"fields", std::move(fields)}});
+        json::Object object{{"name", str(map, "name")},
+                            {"probe", str(map, "probe")},
+                            {"param", integer(map, "param")},
+                            {"level", str(map, "level")},
+                            {"capacity", integer(map, "capacity")},
+                            {"record_bytes", integer(map, "record_bytes")},
+                            {"overflow_counter", true},
+                            {"fields", std::move(fields)}};
+        // `capacity: dynamic`: the runtime sizes it by a counting launch.
+        if (map.get("capacity_param")) {
+          hasDynamicProbes = true;
+          object["capacity"] = "dynamic";
+          object["capacity_param"] = integer(map, "capacity_param");
+          object["slot_counts"] = true;
+        }
+        maps.push_back(std::move(object));
       }
       kernel["probes"] = std::move(maps);
     }
@@ -165,10 +172,12 @@ FailureOr<json::Object> gpuopt::buildLaunchManifest(PTXModuleOp module,
   if (!module.getChip().empty())
     moduleInfo["target"] = module.getChip().str();
   // Version 2 added fusion_strategy and ratio, version 3 the probes'
-  // overflow counter and probe name (docs/manifest.md).
-  return json::Object{{"manifest_version", hasProbes   ? 3
-                                           : hasFusion ? 2
-                                                       : 1},
+  // overflow counter and probe name, version 4 dynamic capacities
+  // (docs/manifest.md).
+  return json::Object{{"manifest_version", hasDynamicProbes ? 4
+                                           : hasProbes      ? 3
+                                           : hasFusion      ? 2
+                                                            : 1},
                       {"module", std::move(moduleInfo)},
                       {"kernels", std::move(kernels)}};
 }

@@ -59,6 +59,13 @@ struct SnippetInst {
   Location loc;
 };
 
+/// What the named operands of an instruction snippet stand for at one
+/// instruction. A register `bytes` (a copy size operand) is copied into the
+/// probe's 32- and 64-bit registers.
+struct NamedValues {
+  Attribute bytes, bytes32, addr, site;
+};
+
 /// A record map as laid out in the buffer.
 struct MapLayout {
   const MapSpec *spec = nullptr;
@@ -84,6 +91,17 @@ struct MapLayout {
   bool atExit = false;
   /// The record the next save writes (static maps), while emitting.
   int64_t nextRecord = 0;
+  /// `capacity: dynamic`: the capacity arrives in a .u32 parameter, and each
+  /// writer stores, at its exit, how many records it tried to save into the
+  /// slot counts after the records (the runtime's counting launch sizes the
+  /// buffer from them).
+  bool dynamic = false;
+  std::string capParam, capReg, countAddr;
+  /// A fused kernel's records end with the part that wrote them; -1 for a
+  /// block-level record of a thread-split kernel, whose block runs every
+  /// part.
+  bool partField = false;
+  bool partIsWholeBlock = false;
 };
 
 /// A parsed and checked probe spec.
@@ -92,8 +110,9 @@ struct CheckedProbe {
   /// Probe register -> (renamed register, type).
   llvm::StringMap<std::pair<std::string, std::string>> registers;
   std::vector<SmallVector<SnippetInst>> points;
-  /// Whether each point's snippet uses {bytes}.
-  std::vector<bool> usesBytes;
+  /// Which named operands ({bytes}, {addr}, {site}) each point's snippet
+  /// uses.
+  std::vector<unsigned> uses;
   /// Probe registers set at entry and read at exit, carried in local
   /// memory: (register, local variable, type).
   SmallVector<std::tuple<std::string, std::string, std::string>> carried;
@@ -167,7 +186,7 @@ private:
                          const SnippetInst &inst);
   LogicalResult emitSnippet(StatementBuilder &sb, const CheckedProbe &probe,
                             ArrayRef<SnippetInst> snippet,
-                            Attribute bytes = {});
+                            const NamedValues &named = {});
   /// The instruction points: their snippets around every matching
   /// instruction of the kernel body.
   LogicalResult emitInstructionPoints(ArrayRef<InstOp> kernelInsts,
@@ -176,6 +195,12 @@ private:
   /// The slot addresses (and writers, counters) of the maps computed at
   /// entry (`exitMaps` false) or at each exit.
   void emitSlots(StatementBuilder &sb, bool exitMaps);
+  /// A dynamic map's slot, count and overflow addresses, from the capacity
+  /// parameter (after the linear indices of emitSlots).
+  void emitDynamicSlot(StatementBuilder &sb, const MapLayout &map);
+  /// The `part` field of a fused kernel's record at `address`.
+  void emitPartStore(StatementBuilder &sb, const MapLayout &map,
+                     StringRef guard, StringRef address);
   /// At an exit, before its first save: the carried maps' addresses.
   void reloadSlots(StatementBuilder &sb);
   /// At an exit, first: threads that write no record go to the exit.
@@ -194,9 +219,20 @@ private:
 
 } // namespace
 
-/// `{bytes}` in an instruction snippet parses as this immediate, replaced at
-/// each instruction by what it moves.
-constexpr int64_t kBytesSentinel = 0x7ffffffe5eb17e5;
+/// The named operands of instruction snippets. Each parses as an immediate
+/// that no snippet writes, replaced at every instruction: `{bytes}` by what
+/// it moves, `{addr}` by its effective address, `{site}` by its position
+/// among the kernel's instructions.
+enum NamedOperand : unsigned { kBytes = 1, kAddr = 2, kSite = 4 };
+struct NamedOperandSpelling {
+  StringLiteral text;
+  NamedOperand kind;
+  int64_t sentinel;
+};
+constexpr NamedOperandSpelling kNamedOperands[] = {
+    {"{bytes}", kBytes, 0x7ffffffe5eb17e5},
+    {"{addr}", kAddr, 0x7ffffffe5ead0d5},
+    {"{site}", kSite, 0x7ffffffe5e5173e}};
 
 /// Parses each snippet line by line into instructions, with the location of
 /// each in the spec file, and checks what it may touch.
@@ -214,7 +250,10 @@ static FailureOr<CheckedProbe> checkProbe(ProbeSpec spec, MLIRContext *ctx) {
   }
   for (const PointSpec &point : s.points) {
     SmallVector<SnippetInst> &insts = probe.points.emplace_back();
-    probe.usesBytes.push_back(StringRef(point.ptx).contains("{bytes}"));
+    unsigned &uses = probe.uses.emplace_back(0);
+    for (const NamedOperandSpelling &named : kNamedOperands)
+      if (StringRef(point.ptx).contains(named.text))
+        uses |= named.kind;
     SmallVector<StringRef> lines;
     StringRef(point.ptx).split(lines, '\n');
     for (auto [lineNo, fullLine] : llvm::enumerate(lines)) {
@@ -232,13 +271,15 @@ static FailureOr<CheckedProbe> checkProbe(ProbeSpec spec, MLIRContext *ctx) {
         if (text.empty())
           continue;
         std::string copy = text.str();
-        if (point.kind == PointKind::Instruction)
-          for (size_t at; (at = copy.find("{bytes}")) != std::string::npos;)
-            copy.replace(at, 7, std::to_string(kBytesSentinel));
-        else if (copy.find("{bytes}") != std::string::npos)
-          return emitError(loc) << "probe '" << s.name
-                                << "': {bytes} exists only at instruction "
-                                   "points";
+        for (const NamedOperandSpelling &named : kNamedOperands) {
+          if (copy.find(named.text) == std::string::npos)
+            continue;
+          if (point.kind != PointKind::Instruction)
+            return emitError(loc) << "probe '" << s.name << "': " << named.text
+                                  << " exists only at instruction points";
+          for (size_t at; (at = copy.find(named.text)) != std::string::npos;)
+            copy.replace(at, named.text.size(), std::to_string(named.sentinel));
+        }
         Parser parser(copy, ctx, [&](const char *) { return loc; });
         parser.allowEofAsStatementEnd = true;
         InstructionSyntax syntax;
@@ -386,11 +427,15 @@ LogicalResult ProbeInserter::emitSave(StatementBuilder &sb,
               std::to_string(getTypeBytes(field.type) * 8) + " [" + map->addr +
               "+" + std::to_string(base + offset) + "], " + reg.getName());
     }
+    emitPartStore(sb, *map, guard,
+                  "[" + map->addr + "+" +
+                      std::to_string(base + map->offsets.back()) + "]");
     return success();
   }
   // ok: this thread writes the slot and the slot has room; over: it would
   // write, but the slot is full.
-  std::string cap = std::to_string(map->spec->capacity);
+  std::string cap =
+      map->dynamic ? map->capReg : std::to_string(map->spec->capacity);
   if (lead.empty()) {
     sb.inst("setp.lt.u32 %__pr_ok, " + map->count + ", " + cap);
     sb.inst("setp.ge.u32 %__pr_over, " + map->count + ", " + cap);
@@ -407,17 +452,34 @@ LogicalResult ProbeInserter::emitSave(StatementBuilder &sb,
             std::to_string(getTypeBytes(field.type) * 8) + " [" + map->addr +
             "+" + std::to_string(offset) + "], " + reg.getName());
   }
+  emitPartStore(sb, *map, "@%__pr_ok ",
+                "[" + map->addr + "+" + std::to_string(map->offsets.back()) +
+                    "]");
   sb.inst("@%__pr_ok add.u64 " + map->addr + ", " + map->addr + ", " +
           std::to_string(map->recordBytes));
-  sb.inst("@%__pr_ok add.u32 " + map->count + ", " + map->count + ", 1");
+  // Every save is counted, kept or not: a dynamic map's count is the
+  // capacity it needs.
+  sb.inst("add.u32 " + map->count + ", " + map->count + ", 1");
   sb.inst("@%__pr_over red.global.add.u64 [" + map->overflow + "], 1");
   return success();
+}
+
+void ProbeInserter::emitPartStore(StatementBuilder &sb, const MapLayout &map,
+                                  StringRef guard, StringRef address) {
+  if (!map.partField)
+    return;
+  if (map.partIsWholeBlock) {
+    sb.inst("mov.u32 %__pr_w32, -1");
+    sb.inst(guard + "st.global.b32 " + address + ", %__pr_w32");
+    return;
+  }
+  sb.inst(guard + "st.global.b32 " + address + ", %__pr_part");
 }
 
 LogicalResult ProbeInserter::emitSnippet(StatementBuilder &sb,
                                          const CheckedProbe &probe,
                                          ArrayRef<SnippetInst> snippet,
-                                         Attribute bytes) {
+                                         const NamedValues &named) {
   OpBuilder &builder = sb.getBuilder();
   for (const SnippetInst &inst : snippet) {
     if (inst.syntax.opcode.getValue() == "save") {
@@ -429,13 +491,28 @@ LogicalResult ProbeInserter::emitSnippet(StatementBuilder &sb,
         return failure();
       continue;
     }
+    // A 64-bit instruction takes the 64-bit copy of a register size.
+    bool wide = llvm::any_of(inst.syntax.modifiers, [](Attribute m) {
+      return getTypeSize(("." + cast<StringAttr>(m).getValue()).str()) == 8;
+    });
     SmallVector<Attribute> operands;
     for (Attribute operand : inst.syntax.operands)
       operands.push_back(
           mapOperandLeaves(rename(probe, operand), [&](Attribute leaf) {
             auto imm = dyn_cast<IntImmAttr>(leaf);
-            return imm && imm.getValue() == kBytesSentinel && bytes ? bytes
-                                                                    : leaf;
+            if (!imm)
+              return leaf;
+            for (const NamedOperandSpelling &spelling : kNamedOperands) {
+              if (imm.getValue() != spelling.sentinel)
+                continue;
+              Attribute value =
+                  spelling.kind == kBytes
+                      ? (wide || !named.bytes32 ? named.bytes : named.bytes32)
+                  : spelling.kind == kAddr ? named.addr
+                                           : named.site;
+              return value ? value : leaf;
+            }
+            return leaf;
           }));
     RegisterAttr guard;
     if (inst.syntax.guard)
@@ -466,6 +543,15 @@ LogicalResult ProbeInserter::emitPoint(StatementBuilder &sb, PointKind kind) {
     for (auto [point, snippet] : llvm::zip(probe.spec.points, probe.points))
       if (point.kind == kind && failed(emitSnippet(sb, probe, snippet)))
         return failure();
+  if (kind == PointKind::KernelExit)
+    for (const MapLayout &map : maps) {
+      if (!map.dynamic)
+        continue;
+      StringRef lead = map.spec->level == Level::Thread ? ""
+                       : map.spec->level == Level::Warp ? "@%__pr_lead_warp "
+                                                        : "@%__pr_lead_block ";
+      sb.inst(lead + "st.global.u32 [" + map.countAddr + "], " + map.count);
+    }
   if (kind == PointKind::KernelEntry) {
     for (const CheckedProbe &probe : probes)
       for (const auto &[reg, var, type] : probe.carried)
@@ -597,9 +683,13 @@ void ProbeInserter::emitSlots(StatementBuilder &sb, bool exitMaps) {
       sb.inst("mov.u32 %__pr_t1, 0");
       break;
     }
-    int64_t slotBytes = map->spec->capacity * map->recordBytes;
     sb.inst("ld.param.u64 " + map->addr + ", [" + map->param + "]");
     sb.inst("cvta.to.global.u64 " + map->addr + ", " + map->addr);
+    if (map->dynamic) {
+      emitDynamicSlot(sb, *map);
+      continue;
+    }
+    int64_t slotBytes = map->spec->capacity * map->recordBytes;
     // slot = (block * units + unit) * capacity * record bytes
     sb.inst("cvt.u64.u32 %__pr_w, %__pr_units");
     sb.inst("mul.lo.u64 %__pr_slot, %__pr_blk, %__pr_w");
@@ -620,6 +710,34 @@ void ProbeInserter::emitSlots(StatementBuilder &sb, bool exitMaps) {
     sb.inst("add.u64 " + map->overflow + ", " + map->overflow + ", %__pr_slot");
     sb.inst("mov.u32 " + map->count + ", 0");
   }
+}
+
+void ProbeInserter::emitDynamicSlot(StatementBuilder &sb,
+                                    const MapLayout &map) {
+  // The capacity is the runtime's; the buffer holds the records, then a u32
+  // count per slot, then the overflow counter, each at a multiple of 8.
+  std::string rb = std::to_string(map.recordBytes);
+  sb.inst("cvt.u64.u32 %__pr_w, %__pr_units");
+  sb.inst("mul.lo.u64 %__pr_slot, %__pr_blk, %__pr_w");
+  sb.inst("cvt.u64.u32 %__pr_x, %__pr_t1");
+  sb.inst("add.u64 %__pr_slot, %__pr_slot, %__pr_x");
+  // %__pr_w: slots in the grid; %__pr_x: bytes per slot.
+  sb.inst("mul.lo.u64 %__pr_w, %__pr_w, %__pr_nblk");
+  sb.inst("ld.param.u32 " + map.capReg + ", [" + map.capParam + "]");
+  sb.inst("mul.wide.u32 %__pr_x, " + map.capReg + ", " + rb);
+  // Counts start after the records.
+  sb.inst("mul.lo.u64 " + map.overflow + ", %__pr_w, %__pr_x");
+  sb.inst("add.u64 " + map.overflow + ", " + map.overflow + ", 7");
+  sb.inst("and.b64 " + map.overflow + ", " + map.overflow + ", -8");
+  sb.inst("mad.lo.u64 " + map.countAddr + ", %__pr_slot, 4, " + map.overflow);
+  sb.inst("add.u64 " + map.countAddr + ", " + map.countAddr + ", " + map.addr);
+  // The overflow counter after the counts.
+  sb.inst("mad.lo.u64 " + map.overflow + ", %__pr_w, 4, " + map.overflow);
+  sb.inst("add.u64 " + map.overflow + ", " + map.overflow + ", 7");
+  sb.inst("and.b64 " + map.overflow + ", " + map.overflow + ", -8");
+  sb.inst("add.u64 " + map.overflow + ", " + map.overflow + ", " + map.addr);
+  sb.inst("mad.lo.u64 " + map.addr + ", %__pr_slot, %__pr_x, " + map.addr);
+  sb.inst("mov.u32 " + map.count + ", 0");
 }
 
 /// Bytes a memory instruction moves, when known from its text: the type
@@ -673,42 +791,100 @@ static bool matches(InstOp inst, const InstructionPattern &pattern) {
   });
 }
 
+/// The address an instruction accesses global memory at: its address
+/// operand; for a copy between state spaces (`cp.async.shared.global`), the
+/// one whose state space is global. Null if there is none.
+static AddressAttr accessAddress(InstOp inst) {
+  SmallVector<AddressAttr> addresses;
+  for (Attribute operand : inst.getPtxOperands())
+    if (auto address = dyn_cast<AddressAttr>(operand))
+      addresses.push_back(address);
+  if (addresses.empty())
+    return {};
+  if (inst.getOpcode() != "cp")
+    return addresses.front();
+  // cp.<kind>.<dst space>.<src space>: the addresses come in that order.
+  unsigned space = 0;
+  for (Attribute m : inst.getModifiers()) {
+    StringRef mod = cast<StringAttr>(m).getValue();
+    if (mod == "global")
+      return space < addresses.size() ? addresses[space] : AddressAttr();
+    if (mod.starts_with("shared") || mod == "local" || mod == "param" ||
+        mod == "const")
+      ++space;
+  }
+  return {};
+}
+
 LogicalResult ProbeInserter::emitInstructionPoints(ArrayRef<InstOp> kernelInsts,
                                                    StatementBuilder &sb) {
   OpBuilder &builder = sb.getBuilder();
-  for (InstOp inst : kernelInsts) {
+  MLIRContext *ctx = root.getContext();
+  for (size_t site = 0, e = kernelInsts.size(); site < e; ++site) {
+    InstOp inst = kernelInsts[site];
     for (const CheckedProbe &probe : probes)
-      for (auto [point, snippet, usesBytes] :
-           llvm::zip(probe.spec.points, probe.points, probe.usesBytes)) {
+      for (auto [point, snippet, uses] :
+           llvm::zip(probe.spec.points, probe.points, probe.uses)) {
         if (point.kind != PointKind::Instruction ||
             !llvm::any_of(point.patterns, [&](const InstructionPattern &p) {
               return matches(inst, p);
             }))
           continue;
-        Attribute bytes = accessBytes(inst);
-        if (usesBytes && !bytes) {
-          inst.emitWarning()
-              << "probe '" << probe.spec.name
-              << "': not counted: the bytes this instruction moves are not "
-                 "known from its text (a TMA tensor copy's size is in its "
-                 "tensor map)";
-          continue;
+        NamedValues named;
+        named.site = IntImmAttr::get(ctx, site, /*hex=*/false);
+        if (uses & kBytes) {
+          named.bytes = accessBytes(inst);
+          if (!named.bytes) {
+            inst.emitWarning()
+                << "probe '" << probe.spec.name
+                << "': not recorded here: the bytes this instruction moves "
+                   "are not known from its text (a TMA tensor copy's size is "
+                   "in its tensor map)";
+            continue;
+          }
         }
-        // A register size operand is the kernel's: copied into the probe's.
-        if (auto reg = dyn_cast_or_null<RegisterAttr>(bytes)) {
-          if (point.after)
-            builder.setInsertionPointAfter(inst);
-          else
-            builder.setInsertionPoint(inst);
-          sb.setLoc(inst.getLoc());
-          sb.inst("cvt.u64.u32 %__pr_w, " + reg.getName());
-          bytes = RegisterAttr::get(inst.getContext(), "%__pr_w");
-        } else if (point.after) {
-          builder.setInsertionPointAfter(inst);
-        } else {
-          builder.setInsertionPoint(inst);
+        AddressAttr address;
+        if (uses & kAddr) {
+          address = accessAddress(inst);
+          if (!address || address.getIndices()) {
+            inst.emitWarning() << "probe '" << probe.spec.name
+                               << "': not recorded here: no global address "
+                                  "operand for {addr}";
+            continue;
+          }
         }
+        // Whatever reads the kernel's registers goes before the instruction,
+        // which may overwrite them; the probe reads them into its own.
+        builder.setInsertionPoint(inst);
         sb.setLoc(inst.getLoc());
+        if (auto reg = dyn_cast_or_null<RegisterAttr>(named.bytes)) {
+          sb.inst("mov.b32 %__pr_w32, " + reg.getName());
+          sb.inst("cvt.u64.u32 %__pr_w, " + reg.getName());
+          named.bytes = RegisterAttr::get(ctx, "%__pr_w");
+          named.bytes32 = RegisterAttr::get(ctx, "%__pr_w32");
+        }
+        if (address) {
+          // The effective address: base register, symbol or integer, plus
+          // the offset, in a 64-bit probe register.
+          int64_t offset = address.getOffset();
+          Attribute base = address.getBase();
+          if (auto reg = dyn_cast<RegisterAttr>(base)) {
+            sb.inst("add.s64 %__pr_a, " + reg.getName() + ", " + Twine(offset));
+          } else if (auto sym = dyn_cast<FlatSymbolRefAttr>(base)) {
+            sb.inst("mov.u64 %__pr_a, " + sym.getValue());
+            sb.inst("add.s64 %__pr_a, %__pr_a, " + Twine(offset));
+          } else if (auto imm = dyn_cast<IntImmAttr>(base)) {
+            sb.inst("mov.u64 %__pr_a, " + Twine(imm.getValue() + offset));
+          } else {
+            inst.emitWarning() << "probe '" << probe.spec.name
+                               << "': not recorded here: an address of a "
+                                  "form {addr} does not take";
+            continue;
+          }
+          named.addr = RegisterAttr::get(ctx, "%__pr_a");
+        }
+        if (point.after)
+          builder.setInsertionPointAfter(inst);
         // A guarded instruction: its snippet runs when the guard holds.
         std::string skip;
         if (inst.getGuard()) {
@@ -717,7 +893,7 @@ LogicalResult ProbeInserter::emitInstructionPoints(ArrayRef<InstOp> kernelInsts,
                   inst.getGuard()->getName() + " bra " + skip);
         }
         inExit = false;
-        if (failed(emitSnippet(sb, probe, snippet, bytes)))
+        if (failed(emitSnippet(sb, probe, snippet, named)))
           return failure();
         if (!skip.empty())
           sb.label(skip);
@@ -729,11 +905,33 @@ LogicalResult ProbeInserter::emitInstructionPoints(ArrayRef<InstOp> kernelInsts,
 LogicalResult ProbeInserter::instrument(EntryOp entry) {
   MLIRContext *ctx = root.getContext();
   Location loc = entry.getLoc();
+  // Dynamic maps store their slot counts at every exit.
   bool hasExit = llvm::any_of(probes, [](const CheckedProbe &p) {
-    return llvm::any_of(p.spec.points, [](const PointSpec &point) {
-      return point.kind == PointKind::KernelExit;
-    });
+    return llvm::any_of(p.spec.points,
+                        [](const PointSpec &point) {
+                          return point.kind == PointKind::KernelExit;
+                        }) ||
+           llvm::any_of(p.spec.maps,
+                        [](const MapSpec &m) { return m.dynamicCapacity; });
   });
+  // A fused kernel (--hfuse in the same pipeline): its parts are the
+  // top-level scopes of its body, in order, and every record says which
+  // part wrote it.
+  SmallVector<ScopeOp> partScopes;
+  bool threadSplit = false;
+  if (auto fusion = entry->getAttrOfType<DictionaryAttr>("gpuopt.fusion")) {
+    auto parts = fusion.getAs<ArrayAttr>("parts");
+    auto strategy = fusion.getAs<StringAttr>("strategy");
+    for (Operation &op : entry.getBody().front())
+      if (auto scope = dyn_cast<ScopeOp>(op))
+        partScopes.push_back(scope);
+    if (!parts || !strategy || partScopes.size() != parts.size())
+      return entry.emitError()
+             << "cannot attribute probe records to the parts of fused kernel '"
+             << entry.getSymName() << "': expected one top-level scope per "
+             << "part, as --hfuse-apply builds them";
+    threadSplit = strategy.getValue() == "thread";
+  }
   KernelAnalysis analysis(entry);
   // The kernel's own instructions, before any probe code goes in.
   SmallVector<InstOp> kernelInsts;
@@ -774,14 +972,25 @@ LogicalResult ProbeInserter::instrument(EntryOp entry) {
       map.spec = &spec;
       map.probeName = probe.spec.name;
       map.param = "__probe_" + spec.name;
+      map.partField = !partScopes.empty();
+      map.partIsWholeBlock = threadSplit && spec.level == Level::Block;
+      if (map.partField)
+        for (const TypedName &field : spec.fields)
+          if (field.name == "part")
+            return emitError(field.loc)
+                   << "a probe of a fused kernel adds the field 'part' to its "
+                      "records: rename this one";
       int64_t offset = 0, align = 1;
-      for (const TypedName &field : spec.fields) {
-        int64_t bytes = getTypeBytes(field.type);
+      auto place = [&](int64_t bytes) {
         offset = llvm::alignTo(offset, bytes);
         map.offsets.push_back(offset);
         offset += bytes;
         align = std::max(align, bytes);
-      }
+      };
+      for (const TypedName &field : spec.fields)
+        place(getTypeBytes(field.type));
+      if (map.partField)
+        place(4);
       map.recordBytes = llvm::alignTo(offset, align);
       for (auto [point, snippet] : llvm::zip(probe.spec.points, probe.points))
         for (const SnippetInst &inst : snippet)
@@ -791,8 +1000,9 @@ LogicalResult ProbeInserter::instrument(EntryOp entry) {
             ++(point.kind == PointKind::KernelEntry  ? map.entrySaves
                : point.kind == PointKind::KernelExit ? map.exitSaves
                                                      : map.instSaves);
-      map.isStatic =
-          map.instSaves == 0 && map.entrySaves + map.exitSaves <= spec.capacity;
+      map.dynamic = spec.dynamicCapacity;
+      map.isStatic = !map.dynamic && map.instSaves == 0 &&
+                     map.entrySaves + map.exitSaves <= spec.capacity;
       map.carried =
           map.isStatic && map.exitSaves > 0 && !probe.spec.carryInRegisters;
       map.atExit = map.isStatic && map.entrySaves == 0 && map.exitSaves > 0 &&
@@ -802,29 +1012,41 @@ LogicalResult ProbeInserter::instrument(EntryOp entry) {
       map.addr = "%__pr_addr_" + spec.name;
       map.count = "%__pr_count_" + spec.name;
       map.overflow = "%__pr_overflow_" + spec.name;
+      map.capParam = "__probe_" + spec.name + "_capacity";
+      map.capReg = "%__pr_cap_" + spec.name;
+      map.countAddr = "%__pr_counts_" + spec.name;
       unsigned paramIndex = params.size();
       params.push_back(ParamDeclAttr::get(
           ctx, ".param", ".u64", map.param, /*align=*/0, ".global",
           /*ptrAlign=*/8, /*arraySize=*/-1, /*isPtr=*/true));
-      SmallVector<Attribute> fields;
-      for (auto [field, off] : llvm::zip(spec.fields, map.offsets))
-        fields.push_back(DictionaryAttr::get(
-            ctx, {NamedAttribute(StringAttr::get(ctx, "name"),
-                                 StringAttr::get(ctx, field.name)),
-                  NamedAttribute(StringAttr::get(ctx, "type"),
-                                 StringAttr::get(ctx, field.type)),
-                  NamedAttribute(
-                      StringAttr::get(ctx, "offset"),
-                      IntegerAttr::get(IntegerType::get(ctx, 64), off))}));
+      if (map.dynamic)
+        params.push_back(ParamDeclAttr::get(
+            ctx, ".param", ".u32", map.capParam, /*align=*/0, "",
+            /*ptrAlign=*/0, /*arraySize=*/-1, /*isPtr=*/false));
       Builder b(ctx);
-      mapAttrs.push_back(b.getDictionaryAttr(
-          {b.getNamedAttr("name", b.getStringAttr(spec.name)),
-           b.getNamedAttr("probe", b.getStringAttr(probe.spec.name)),
-           b.getNamedAttr("param", b.getI64IntegerAttr(paramIndex)),
-           b.getNamedAttr("level", b.getStringAttr(stringifyLevel(spec.level))),
-           b.getNamedAttr("capacity", b.getI64IntegerAttr(spec.capacity)),
-           b.getNamedAttr("record_bytes", b.getI64IntegerAttr(map.recordBytes)),
-           b.getNamedAttr("fields", b.getArrayAttr(fields))}));
+      SmallVector<Attribute> fields;
+      auto addField = [&](StringRef name, StringRef type, int64_t off) {
+        fields.push_back(b.getDictionaryAttr(
+            {b.getNamedAttr("name", b.getStringAttr(name)),
+             b.getNamedAttr("type", b.getStringAttr(type)),
+             b.getNamedAttr("offset", b.getI64IntegerAttr(off))}));
+      };
+      for (auto [field, off] : llvm::zip(spec.fields, map.offsets))
+        addField(field.name, field.type, off);
+      if (map.partField)
+        addField("part", "u32", map.offsets.back());
+      SmallVector<NamedAttribute> attrs = {
+          b.getNamedAttr("name", b.getStringAttr(spec.name)),
+          b.getNamedAttr("probe", b.getStringAttr(probe.spec.name)),
+          b.getNamedAttr("param", b.getI64IntegerAttr(paramIndex)),
+          b.getNamedAttr("level", b.getStringAttr(stringifyLevel(spec.level))),
+          b.getNamedAttr("capacity", b.getI64IntegerAttr(spec.capacity)),
+          b.getNamedAttr("record_bytes", b.getI64IntegerAttr(map.recordBytes)),
+          b.getNamedAttr("fields", b.getArrayAttr(fields))};
+      if (map.dynamic)
+        attrs.push_back(b.getNamedAttr("capacity_param",
+                                       b.getI64IntegerAttr(paramIndex + 1)));
+      mapAttrs.push_back(b.getDictionaryAttr(attrs));
     }
   entry.setParamsAttr(ArrayAttr::get(ctx, params));
   entry->setAttr("gpuopt.probes", ArrayAttr::get(ctx, mapAttrs));
@@ -852,7 +1074,12 @@ LogicalResult ProbeInserter::instrument(EntryOp entry) {
   sb.reg(".b64", "%__pr_blk");
   sb.reg(".b64", "%__pr_nblk");
   sb.reg(".b64", "%__pr_w");
+  sb.reg(".b32", "%__pr_w32");
+  sb.reg(".b64", "%__pr_a");
+  sb.reg(".b64", "%__pr_x");
   sb.reg(".b64", "%__pr_slot");
+  if (!partScopes.empty())
+    sb.reg(".b32", "%__pr_part");
   sb.reg(".pred", "%__pr_lead_warp");
   sb.reg(".pred", "%__pr_lead_block");
   sb.reg(".pred", "%__pr_ok");
@@ -869,8 +1096,22 @@ LogicalResult ProbeInserter::instrument(EntryOp entry) {
     sb.reg(".b64", map.addr);
     sb.reg(".b64", map.overflow);
     sb.reg(".b32", map.count);
+    if (map.dynamic) {
+      sb.reg(".b32", map.capReg);
+      sb.reg(".b64", map.countAddr);
+    }
   }
   emitSlots(sb, /*exitMaps=*/false);
+  if (!partScopes.empty()) {
+    // No part until a thread enters one (thread split: threads beyond
+    // every part's; records at kernel entry).
+    sb.inst("mov.u32 %__pr_part, -1");
+    for (auto [index, scope] : llvm::enumerate(partScopes)) {
+      OpBuilder partBuilder = OpBuilder::atBlockBegin(scope.getBodyBlock());
+      StatementBuilder partSb(partBuilder, scope.getLoc());
+      partSb.inst("mov.u32 %__pr_part, " + Twine(index));
+    }
+  }
   if (failed(emitPoint(sb, PointKind::KernelEntry)))
     return failure();
   if (failed(emitInstructionPoints(kernelInsts, sb)))
