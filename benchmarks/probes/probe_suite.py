@@ -34,7 +34,9 @@ sys.path.insert(0, os.path.join(ROOT, "benchmarks", "fusion"))
 sys.path.insert(0, os.path.join(ROOT, "python"))
 import fuse_suite as fs  # noqa: E402  (kernel launches, tolerances, tools)
 
-PROBES = ("block_sched", "gmem_bytes", "tensorop_count")
+PROBES = ("block_sched", "gmem_bytes", "tensorop_count", "warp_sched", "dmat",
+          "program_progress")
+LIGHT = ("block_sched", "gmem_bytes", "tensorop_count")
 # Totals the records must add up to, where they can be known: (field, value).
 N = 1 << 26
 EXPECTED = {
@@ -139,6 +141,67 @@ def check_block_sched(trace_dir, sms):
     return problems, {"warps": int(arr.size), "sms_seen": int(np.unique(w["sm"]).size)}
 
 
+def check_warp_sched(trace_dir, sms):
+    import numpy as np
+    from gpuopt.trace import load
+    t = load(trace_dir)
+    arr = t.maps["warp_sched"][..., 0]
+    problems = []
+    if t.overflow.get("warp_sched") != 0:
+        problems.append(f"overflow {t.overflow.get('warp_sched')}")
+    written = arr["gend"] != 0
+    if (~written).any():
+        problems.append(f"{int((~written).sum())} of {arr.size} warps wrote no record")
+    w = arr[written]
+    if (w["gstart"] > w["gend"]).any():
+        problems.append(f"{int((w['gstart'] > w['gend']).sum())} records end before they start")
+    if (w["sm"] >= sms).any():
+        problems.append(f"SM ids up to {int(w['sm'].max())} on a {sms}-SM GPU")
+    if (w["warp"] >= 64).any():
+        problems.append(f"warp slots up to {int(w['warp'].max())} (at most 64 per SM)")
+    span = int(w["gend"].max() - w["gstart"].min()) if w.size else 0
+    return problems, {"warps": int(arr.size), "sms_seen": int(np.unique(w["sm"]).size),
+                      "span_ns": span}
+
+
+def check_dynamic(trace_dir, probe):
+    """A dynamic map: sized by the counting run, so nothing overflows; the
+    records each slot kept are its count; dmat sizes and addresses sane."""
+    import numpy as np
+    from gpuopt.trace import load
+    t = load(trace_dir)
+    arr, counts = t.maps[probe], t.counts.get(probe)
+    problems = []
+    if counts is None:
+        return [f"{probe}: no slot counts in the trace"], {}
+    if t.overflow.get(probe) != 0:
+        problems.append(f"overflow {t.overflow.get(probe)} after the counting run")
+    cap = arr.shape[2]
+    if counts.size and int(counts.max()) != cap:
+        problems.append(f"capacity {cap} but the largest count is {int(counts.max())}")
+    valid = t.valid(probe)
+    records = int(valid.sum())
+    if records != int(np.minimum(counts, cap).sum()):
+        problems.append("valid records do not match the slot counts")
+    info = {"records": records, "capacity": cap, "slots": int(counts.size),
+            "slots_with_records": int((counts > 0).sum())}
+    if probe == "dmat" and records:
+        v = arr[valid]
+        size = v["info"] & 0x7FFFFFFF
+        if (v["addr"] == 0).any():
+            problems.append(f"{int((v['addr'] == 0).sum())} accesses at address 0")
+        bad = ~np.isin(size, [1, 2, 4, 8, 16, 32])
+        if bad.any():
+            problems.append(f"{int(bad.sum())} accesses of odd sizes, e.g. {int(size[bad][0])}")
+        store = (v["info"] >> 31) != 0
+        info.update(loads=int((~store).sum()), stores=int(store.sum()),
+                    load_bytes=int(size[~store].astype("u8").sum()),
+                    store_bytes=int(size[store].astype("u8").sum()))
+    if probe == "program_progress" and records:
+        info["sites"] = int(np.unique(arr[valid]["site"]).size)
+    return problems, info
+
+
 def check_totals(trace_dir, probe, kernel):
     """Overflow, and each field's total against EXPECTED where known."""
     from gpuopt.trace import load  # numpy: only the GPU commands need it
@@ -161,6 +224,8 @@ def cmd_check(args):
     results = []
     sms = None
     for run in meta["runs"]:
+        if run["probe"] not in args.probes:
+            continue
         if "error" in run:
             results.append({**run, "result": "SKIP", "detail": run["error"][:200]})
             continue
@@ -184,9 +249,20 @@ def cmd_check(args):
         else:
             m = re.search(r"\((\d+) SMs", r.out)
             sms = int(m.group(1)) if m else (sms or 132)
+            counting = re.findall(r"counting run: at most (\d+) records per slot, "
+                                  r"buffer (\d+) bytes", r.out)
             if run["probe"] == "block_sched":
                 problems, info = check_block_sched(trace, sms)
                 what = f"{info.get('warps')} warp records on {info.get('sms_seen')} SMs"
+            elif run["probe"] == "warp_sched":
+                problems, info = check_warp_sched(trace, sms)
+                what = (f"{info.get('warps')} warp records on {info.get('sms_seen')} SMs, "
+                        f"span {info.get('span_ns')} ns")
+            elif run["probe"] in ("dmat", "program_progress"):
+                problems, info = check_dynamic(trace, run["probe"])
+                if counting:
+                    info["buffer_bytes"] = int(counting[0][1])
+                what = ", ".join(f"{k} {v}" for k, v in info.items())
             else:
                 problems, info = check_totals(trace, run["probe"], run["kernel"])
                 what = "totals " + ", ".join(f"{k} {v}" for k, v in info["totals"].items())
@@ -196,6 +272,8 @@ def cmd_check(args):
                        detail="; ".join(problems) or
                        ("outputs " + ("within tolerance" if tol else "bit-identical") +
                         f"; {what}"), **info)
+        if run["probe"] in ("dmat", "program_progress") and not args.keep_traces:
+            shutil.rmtree(trace, ignore_errors=True)  # can be GiBs
         log(f"{run['kernel']} + {run['probe']}: {res['result']}: {res['detail'][:160]}")
         results.append(res)
     with open(os.path.join(out, "check.json"), "w") as f:
@@ -209,7 +287,21 @@ def cmd_check(args):
 def cmd_bench(args):
     out = os.path.abspath(args.dir)
     meta = fs.load_json(os.path.join(out, "probes.json"))
-    all_runs = [r for r in meta["runs"] if "error" not in r]
+    all_runs = [r for r in meta["runs"] if "error" not in r and r["probe"] in args.probes]
+    # Dynamic maps whose counted buffer is too large to time next to the
+    # others (check.json has the counting run's size).
+    sizes = {}
+    check_path = os.path.join(out, "check.json")
+    if os.path.exists(check_path):
+        for c in fs.load_json(check_path)["results"]:
+            if "buffer_bytes" in c:
+                sizes[(c["kernel"], c["probe"])] = c["buffer_bytes"]
+    skipped = [r for r in all_runs
+               if sizes.get((r["kernel"], r["probe"]), 0) > args.max_buffer_gib * 2 ** 30]
+    for r in skipped:
+        log(f"bench: {r['kernel']} + {r['probe']} left out: its buffer is "
+            f"{sizes[(r['kernel'], r['probe'])] / 2 ** 30:.1f} GiB")
+    all_runs = [r for r in all_runs if r not in skipped]
     rows, report = [], None
     # One gpu-run process per probe: each holds the originals and their
     # probed kernels, with their buffers.
@@ -314,6 +406,10 @@ def main(argv=None):
     b.add_argument("--out-dir", default=os.path.join(ROOT, "docs", "results"))
     b.add_argument("--warmup", type=int, default=20)
     b.add_argument("--repeat", type=int, default=100)
+    b.add_argument("--probes", nargs="+", default=list(PROBES))
+    b.add_argument("--max-buffer-gib", type=float, default=4.0)
+    sub.choices["check"].add_argument("--keep-traces", action="store_true")
+    sub.choices["check"].add_argument("--probes", nargs="+", default=list(PROBES))
     args = ap.parse_args(argv)
     return {"generate": cmd_generate, "check": cmd_check, "bench": cmd_bench}[args.cmd](args)
 

@@ -5,6 +5,13 @@ A trace holds the kernel's launch manifest (manifest.json), trace.json
 count) and one .npy array per record map, shaped (blocks, units per block,
 capacity) with a structured dtype named after the map's fields. numpy alone
 reads it; this module adds the bookkeeping.
+
+Maps of `capacity: dynamic` probes also have a counts file (trace.json's
+"counts", shape (blocks, units), uint32): how many records each slot's
+writer tried to save. Only min(count, capacity) were written; `valid(name)`
+masks the rest. Records of a fused kernel may carry a `part` field, the
+index of the fused_from part that wrote them (NO_PART: none);
+`part_names(trace)` names the parts from manifest.json.
 """
 
 import json
@@ -12,13 +19,16 @@ import os
 
 import numpy as np
 
+NO_PART = 0xFFFFFFFF  # `part` of a record written outside every fused part
+
 
 class TraceError(Exception):
     pass
 
 
 class Trace:
-    """A loaded trace: `maps[name]` is the record array of that map."""
+    """A loaded trace: `maps[name]` is the record array of that map,
+    `counts[name]` its per-slot save counts (None for a static map)."""
 
     def __init__(self, path):
         self.path = path
@@ -28,7 +38,9 @@ class Trace:
         except (OSError, ValueError) as e:
             raise TraceError(f"{path}: not a gpu-run trace (trace.json: {e})")
         self.maps = {}
+        self.counts = {}
         self.overflow = {}
+        self._manifest = None
         for m in self.info.get("maps", []):
             arr = np.load(os.path.join(path, m["file"]))
             if list(arr.shape) != list(m["shape"]):
@@ -36,6 +48,16 @@ class Trace:
                                  f"{m['shape']}")
             self.maps[m["name"]] = arr
             self.overflow[m["name"]] = m.get("overflow")
+            counts = None
+            if m.get("counts"):
+                try:
+                    counts = np.load(os.path.join(path, m["counts"]))
+                except (OSError, ValueError) as e:
+                    raise TraceError(f"{path}: map '{m['name']}': counts: {e}")
+                if counts.shape != arr.shape[:2]:
+                    raise TraceError(f"{m['counts']}: shape {counts.shape}, expected "
+                                     f"{arr.shape[:2]} (blocks, units) of {m['file']}")
+            self.counts[m["name"]] = counts
 
     @property
     def grid(self):
@@ -45,8 +67,54 @@ class Trace:
     def block(self):
         return self.info["block"]
 
+    @property
+    def manifest(self):
+        """manifest.json (the kernel's launch manifest), or None if absent."""
+        if self._manifest is None:
+            try:
+                with open(os.path.join(self.path, "manifest.json")) as f:
+                    self._manifest = json.load(f)
+            except (OSError, ValueError):
+                self._manifest = {}
+        return self._manifest or None
+
     def map_info(self, name):
         return next(m for m in self.info["maps"] if m["name"] == name)
+
+    def require(self, name, fields, probe=None):
+        """The map's record array; TraceError if the trace lacks the map or
+        one of `fields`."""
+        if name not in self.maps:
+            have = ", ".join(sorted(self.maps)) or "none"
+            raise TraceError(f"{self.path}: no '{name}' map (probe with "
+                             f"--probe={probe or name}; the trace has: {have})")
+        arr = self.maps[name]
+        missing = [f for f in fields if f not in (arr.dtype.names or ())]
+        if missing:
+            raise TraceError(f"{self.path}: map '{name}' has no field "
+                             f"{', '.join(missing)} (fields: {arr.dtype.names})")
+        return arr
+
+    def valid(self, name):
+        """Boolean mask, shape (blocks, units, capacity), of the records that
+        were written: index < min(count, capacity) for a map with counts,
+        every record otherwise."""
+        arr = self.maps[name]
+        counts = self.counts.get(name)
+        if counts is None:
+            return np.ones(arr.shape, bool)
+        cap = arr.shape[2]
+        n = np.minimum(counts.astype(np.int64), cap)
+        return np.arange(cap)[None, None, :] < n[..., None]
+
+    def dropped(self, name):
+        """Records that did not fit their slot, from the counts (None for a
+        map without counts)."""
+        counts = self.counts.get(name)
+        if counts is None:
+            return None
+        cap = self.maps[name].shape[2]
+        return int(np.maximum(counts.astype(np.int64) - cap, 0).sum())
 
     def records(self, name):
         """The map's records flattened to (slots, capacity), with the slot's
@@ -57,6 +125,69 @@ class Trace:
         unit = np.tile(np.arange(units), blocks)
         return arr.reshape(blocks * units, -1), block, unit
 
+    def valid_records(self, name):
+        """The written records, flat, in (block, unit, index) order (a
+        warp's records in program order): (records, block, unit)."""
+        arr = self.maps[name]
+        block, unit, index = np.nonzero(self.valid(name))
+        return arr[block, unit, index], block, unit
+
 
 def load(path):
     return Trace(path)
+
+
+def part_names(trace):
+    """Part index -> kernel name of a fused kernel, from manifest.json's
+    kernel with fused_from (the traced kernel's entry when it has one);
+    {} for an unfused kernel or a trace without a manifest."""
+    kernels = (trace.manifest or {}).get("kernels") or []
+    named = [k for k in kernels if k.get("name") == trace.info.get("kernel")]
+    if named:
+        kernel = named[0]
+    else:
+        kernel = next((k for k in kernels if k.get("fused_from")), {})
+    return {i: p.get("kernel", f"part {i}")
+            for i, p in enumerate(kernel.get("fused_from") or [])}
+
+
+def part_label(names, part):
+    if part == NO_PART:
+        return "(no part)"
+    return names.get(int(part), f"part {int(part)}")
+
+
+def parts(trace, records):
+    """When `records` (a structured array) has a `part` field: a list of
+    (part index or None for NO_PART, kernel name or None, boolean mask), in
+    part order; [] otherwise."""
+    if "part" not in (records.dtype.names or ()):
+        return []
+    names = part_names(trace)
+    out = []
+    for p in np.unique(records["part"]):
+        p = int(p)
+        out.append((None if p == NO_PART else p,
+                    None if p == NO_PART else names.get(p),
+                    records["part"] == p))
+    return out
+
+
+def warp_times(clock, warp):
+    """Per record, clocks since its warp's first record: `clock` 32-bit
+    values, `warp` a warp id per record, records grouped by warp in program
+    order. Successive records of a warp are unwrapped modulo 2^32 (right
+    while they are less than 2^32 clocks, about 2 s, apart)."""
+    clock = np.asarray(clock, np.int64)
+    warp = np.asarray(warp)
+    if not len(clock):
+        return np.zeros(0, np.int64)
+    step = np.zeros(len(clock), np.int64)
+    step[1:] = (clock[1:] - clock[:-1]) % (1 << 32)
+    first = np.ones(len(clock), bool)
+    first[1:] = warp[1:] != warp[:-1]
+    step[first] = 0
+    total = np.cumsum(step)
+    starts = np.nonzero(first)[0]
+    group = np.cumsum(first) - 1
+    return total - total[starts][group]

@@ -1,0 +1,106 @@
+"""trace.py: dynamic maps' counts, valid records, clock unwrapping and
+fused parts, on synthetic traces written as gpu-run writes them."""
+
+import json
+import os
+import sys
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from gpuopt import synthetic as syn  # noqa: E402
+from gpuopt import trace as tr  # noqa: E402
+
+
+def _dmat(tmp_path, counts, cap=3):
+    rec = np.zeros((2, 2, cap), syn.dtype_of("dmat"))
+    rec["addr"] = 0xDEAD  # every record holds something: only counts tell
+    rec["info"] = 4
+    gmem = np.ones((2, 64, 1), syn.dtype_of("gmem_bytes"))
+    return tr.load(syn.write_trace(str(tmp_path / "t"), [
+        {"name": "dmat", "records": rec, "counts": counts},
+        {"name": "gmem_bytes", "records": gmem, "overflow": 0}], [2, 1, 1], [64, 1, 1]))
+
+
+def test_counts_mask_records(tmp_path):
+    t = _dmat(tmp_path, [[0, 1], [3, 7]])
+    info = t.map_info("dmat")
+    assert info["dynamic"] and info["counts"] == "dmat.counts.npy"
+    assert t.counts["dmat"].dtype == np.uint32
+    assert t.counts["dmat"].tolist() == [[0, 1], [3, 7]]
+    v = t.valid("dmat")
+    assert v.shape == (2, 2, 3)
+    assert v[0, 0].tolist() == [False, False, False]
+    assert v[0, 1].tolist() == [True, False, False]
+    assert v[1, 0].tolist() == [True, True, True]
+    assert v[1, 1].tolist() == [True, True, True]  # 7 saves, 3 fit
+    assert int(v.sum()) == 7
+    assert t.dropped("dmat") == 4 and t.overflow["dmat"] == 4
+    recs, block, unit = t.valid_records("dmat")
+    assert len(recs) == 7
+    assert block.tolist() == [0, 1, 1, 1, 1, 1, 1]
+    assert unit.tolist() == [1, 0, 0, 0, 1, 1, 1]
+
+
+def test_static_map_is_all_valid(tmp_path):
+    t = _dmat(tmp_path, [[1, 1], [1, 1]])
+    assert t.counts["gmem_bytes"] is None and t.dropped("gmem_bytes") is None
+    v = t.valid("gmem_bytes")
+    assert v.shape == (2, 64, 1) and v.all()
+    assert len(t.valid_records("gmem_bytes")[0]) == 128
+
+
+def test_counts_shape_checked(tmp_path):
+    t = str(tmp_path / "t")
+    _dmat(tmp_path, [[1, 1], [1, 1]])
+    np.save(os.path.join(t, "dmat.counts.npy"), np.zeros((2, 3), np.uint32))
+    with pytest.raises(tr.TraceError, match="counts.npy: shape"):
+        tr.load(t)
+
+
+def test_require_names_the_probe(tmp_path):
+    t = _dmat(tmp_path, [[1, 1], [1, 1]])
+    with pytest.raises(tr.TraceError, match="no 'warp_sched' map .*--probe=warp_sched"):
+        t.require("warp_sched", ["gend"])
+    with pytest.raises(tr.TraceError, match="no field site"):
+        t.require("dmat", ["addr", "site"])
+
+
+def test_warp_times_unwrap_per_warp():
+    clock = [(1 << 32) - 10, 5, 20, 7, 7, 100, (1 << 32) - 1]
+    warp = [0, 0, 0, 3, 3, 4, 4]
+    assert tr.warp_times(clock, warp).tolist() == [0, 15, 30, 0, 0, 0, (1 << 32) - 101]
+    assert tr.warp_times([], []).tolist() == []
+
+
+def test_part_names(tmp_path):
+    rec = np.zeros((1, 2, 1), syn.dtype_of("tensorop_count", part=True))
+    t = tr.load(syn.write_trace(str(tmp_path / "f"), [{"name": "tensorop_count",
+                                                       "records": rec}],
+                                [1, 1, 1], [64, 1, 1], kernel="fused_ab",
+                                fused_from=["a_kernel", "b_kernel"]))
+    assert tr.part_names(t) == {0: "a_kernel", 1: "b_kernel"}
+    assert tr.part_label(tr.part_names(t), 1) == "b_kernel"
+    assert tr.part_label({}, 2) == "part 2"
+    assert tr.part_label({}, tr.NO_PART) == "(no part)"
+    os.remove(str(tmp_path / "f" / "manifest.json"))
+    assert tr.part_names(tr.load(str(tmp_path / "f"))) == {}
+
+
+def test_synthetic_layout_matches_the_probe_pass():
+    # configs/probes: fields in order, each aligned to its size, the record
+    # rounded up to its largest field (as InsertProbes lays them out).
+    d, fields, size = syn.layout(syn.FIELDS["warp_sched"] + [("part", "u32")])
+    assert [o for _, _, o in fields] == [0, 8, 16, 20, 24] and size == 32
+    assert syn.layout(syn.FIELDS["dmat"])[2] == 16
+    assert d.itemsize == 32
+
+
+def test_trace_json_as_gpu_run_writes_it(tmp_path):
+    _dmat(tmp_path, [[1, 1], [1, 1]])
+    info = json.load(open(tmp_path / "t" / "trace.json"))
+    m = info["maps"][0]
+    assert set(m) >= {"name", "probe", "level", "capacity", "record_bytes", "shape",
+                      "file", "overflow", "counts", "dynamic"}
+    assert m["capacity"] == 3 and m["shape"] == [2, 2, 3]
