@@ -67,6 +67,8 @@ CudaDriver::load(const std::string &LibraryName) {
       SYM(cuMemFree_v2, "cuMemFree_v2", nullptr, false),
       SYM(cuMemcpyHtoD_v2, "cuMemcpyHtoD_v2", nullptr, false),
       SYM(cuMemcpyDtoH_v2, "cuMemcpyDtoH_v2", nullptr, false),
+      SYM(cuMemcpyDtoD_v2, "cuMemcpyDtoD_v2", nullptr, false),
+      SYM(cuMemGetInfo_v2, "cuMemGetInfo_v2", nullptr, false),
       SYM(cuMemsetD8_v2, "cuMemsetD8_v2", nullptr, false),
       SYM(cuModuleLoadDataEx, "cuModuleLoadDataEx", nullptr, false),
       SYM(cuModuleUnload, "cuModuleUnload", nullptr, false),

@@ -94,6 +94,12 @@ Status Context::synchronize() const {
   return Status::success();
 }
 
+Expected<uint64_t> Context::freeMemory() const {
+  size_t Free = 0, Total = 0;
+  GPUOPT_CU_CHECK(*D, cuMemGetInfo_v2, &Free, &Total);
+  return uint64_t(Free);
+}
+
 //===----------------------------------------------------------------------===//
 // DeviceBuffer
 //===----------------------------------------------------------------------===//
@@ -149,6 +155,16 @@ Status DeviceBuffer::download(void *Data, uint64_t Size,
 
 Status DeviceBuffer::fill(uint8_t Byte) const {
   GPUOPT_CU_CHECK(Ctx->driver(), cuMemsetD8_v2, Ptr, Byte, Bytes);
+  return Status::success();
+}
+
+Status DeviceBuffer::copyFrom(const DeviceBuffer &Src) const {
+  if (Src.Bytes != Bytes)
+    return Status::error("device copy of a buffer of " +
+                         std::to_string(Src.Bytes) + " bytes into one of " +
+                         std::to_string(Bytes));
+  if (Bytes)
+    GPUOPT_CU_CHECK(Ctx->driver(), cuMemcpyDtoD_v2, Ptr, Src.Ptr, Bytes);
   return Status::success();
 }
 

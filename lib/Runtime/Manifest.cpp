@@ -96,13 +96,22 @@ uint64_t ProbeBuffer::unitsPerBlock(const Dim3 &Block) const {
   return 1;
 }
 
+uint64_t ProbeBuffer::slots(const Dim3 &Grid, const Dim3 &Block) const {
+  return Grid.count() * unitsPerBlock(Block);
+}
+
 uint64_t ProbeBuffer::bufferBytes(const Dim3 &Grid, const Dim3 &Block) const {
-  return Grid.count() * unitsPerBlock(Block) * Capacity * RecordBytes;
+  return slots(Grid, Block) * Capacity * RecordBytes;
+}
+
+uint64_t ProbeBuffer::countsOffset(const Dim3 &Grid, const Dim3 &Block) const {
+  return (bufferBytes(Grid, Block) + 7) / 8 * 8;
 }
 
 uint64_t ProbeBuffer::overflowOffset(const Dim3 &Grid,
                                      const Dim3 &Block) const {
-  return (bufferBytes(Grid, Block) + 7) / 8 * 8;
+  uint64_t Counts = SlotCounts ? (slots(Grid, Block) * 4 + 7) / 8 * 8 : 0;
+  return countsOffset(Grid, Block) + Counts;
 }
 
 uint64_t ProbeBuffer::totalBytes(const Dim3 &Grid, const Dim3 &Block) const {
@@ -148,7 +157,9 @@ bool ProbeField::operator==(const ProbeField &O) const {
 bool ProbeBuffer::operator==(const ProbeBuffer &O) const {
   return Name == O.Name && Probe == O.Probe && Param == O.Param &&
          Level == O.Level && Capacity == O.Capacity &&
-         RecordBytes == O.RecordBytes && OverflowCounter == O.OverflowCounter &&
+         DynamicCapacity == O.DynamicCapacity &&
+         CapacityParam == O.CapacityParam && RecordBytes == O.RecordBytes &&
+         OverflowCounter == O.OverflowCounter && SlotCounts == O.SlotCounts &&
          Fields == O.Fields;
 }
 bool KernelInfo::operator==(const KernelInfo &O) const {
@@ -536,15 +547,26 @@ Status ManifestReader::readProbe(const json &J, const std::string &Path,
     return S;
   if (Status S = checkSince(J, Path, "overflow_counter", 3))
     return S;
-  if (Status S =
-          ReadVersion < 3
-              ? expectObject(J, Path,
-                             {"name", "param", "level", "capacity",
-                              "record_bytes", "fields"})
-              : expectObject(J, Path,
-                             {"name", "probe", "param", "level", "capacity",
-                              "record_bytes", "overflow_counter", "fields"}))
+  if (Status S = checkSince(J, Path, "capacity_param", 4))
     return S;
+  if (Status S = checkSince(J, Path, "slot_counts", 4))
+    return S;
+  Status Keys = Status::success();
+  if (ReadVersion < 3)
+    Keys = expectObject(J, Path,
+                        {"name", "param", "level", "capacity", "record_bytes",
+                         "fields"});
+  else if (ReadVersion < 4)
+    Keys = expectObject(J, Path,
+                        {"name", "probe", "param", "level", "capacity",
+                         "record_bytes", "overflow_counter", "fields"});
+  else
+    Keys = expectObject(J, Path,
+                        {"name", "probe", "param", "level", "capacity",
+                         "capacity_param", "record_bytes", "overflow_counter",
+                         "slot_counts", "fields"});
+  if (Keys)
+    return Keys;
   REQUIRED(J, Path, "name", Name);
   if (Status S = getString(Name, member(Path, "name"), P.Name))
     return S;
@@ -572,8 +594,34 @@ Status ManifestReader::readProbe(const json &J, const std::string &Path,
                 "expected \"thread\", \"warp\" or \"block\", got \"" +
                     LevelName + "\"");
   REQUIRED(J, Path, "capacity", Capacity);
-  if (Status S = getUInt(Capacity, member(Path, "capacity"), P.Capacity))
+  std::string CapacityPath = member(Path, "capacity");
+  if (Capacity.is_string() && Capacity.get<std::string>() == "dynamic") {
+    if (ReadVersion < 4)
+      return fail(CapacityPath, "\"dynamic\" is new in manifest_version 4 "
+                                "(this manifest is version " +
+                                    std::to_string(ReadVersion) + ")");
+    P.DynamicCapacity = true;
+  } else if (ReadVersion >= 4 && !Capacity.is_number_unsigned()) {
+    return fail(CapacityPath,
+                std::string("expected an unsigned integer or \"dynamic\", "
+                            "got ") +
+                    (Capacity.is_string()
+                         ? "\"" + Capacity.get<std::string>() + "\""
+                         : std::string(jsonTypeName(Capacity))));
+  } else if (Status S = getUInt(Capacity, CapacityPath, P.Capacity)) {
     return S;
+  }
+  if (auto It = J.find("capacity_param"); It != J.end()) {
+    std::string ParamPath = member(Path, "capacity_param");
+    if (!P.DynamicCapacity)
+      return fail(ParamPath, "only a \"dynamic\" capacity is passed in a "
+                             "parameter");
+    if (Status S = getUInt(*It, ParamPath, P.CapacityParam))
+      return S;
+  } else if (P.DynamicCapacity) {
+    return fail(member(Path, "capacity_param"),
+                "missing (required when capacity is \"dynamic\")");
+  }
   REQUIRED(J, Path, "record_bytes", RecordBytes);
   if (Status S =
           getUInt(RecordBytes, member(Path, "record_bytes"), P.RecordBytes))
@@ -584,6 +632,13 @@ Status ManifestReader::readProbe(const json &J, const std::string &Path,
                   std::string("expected true or false, got ") +
                       jsonTypeName(*It));
     P.OverflowCounter = It->get<bool>();
+  }
+  if (auto It = J.find("slot_counts"); It != J.end()) {
+    if (!It->is_boolean())
+      return fail(member(Path, "slot_counts"),
+                  std::string("expected true or false, got ") +
+                      jsonTypeName(*It));
+    P.SlotCounts = It->get<bool>();
   }
   const json *Fields = nullptr;
   if (Status S = getArray(J, Path, "fields", /*Required=*/true, Fields))
@@ -873,8 +928,42 @@ static Status validateWith(const Manifest &M, const std::string &Prefix) {
                     "parameter " + std::to_string(P.Param) + " ('" +
                         K.Params[P.Param].Name +
                         "') is not 8 bytes and cannot hold a buffer address");
-      if (P.Capacity == 0)
+      if (!P.DynamicCapacity && P.Capacity == 0)
         return Fail(BPath + ".capacity", "expected a positive integer, got 0");
+      if (P.DynamicCapacity) {
+        std::string CPath = BPath + ".capacity_param";
+        uint64_t CP = P.CapacityParam;
+        if (CP >= K.Params.size())
+          return Fail(CPath, "parameter " + std::to_string(CP) +
+                                 " does not exist (the kernel has " +
+                                 std::to_string(K.Params.size()) + ")");
+        const ParamInfo &Param = K.Params[CP];
+        if (Param.Size != 4 || Param.Kind == ParamKind::Pointer ||
+            isPTXFloatType(Param.Type))
+          return Fail(CPath, "parameter " + std::to_string(CP) + " ('" +
+                                 Param.Name + "', ." + Param.Type + ", " +
+                                 std::to_string(Param.Size) +
+                                 " bytes) is not a 4-byte integer and "
+                                 "cannot hold a u32 capacity");
+        for (size_t J = 0; J < K.Probes.size(); ++J) {
+          if (K.Probes[J].Param == CP)
+            return Fail(CPath, "parameter " + std::to_string(CP) +
+                                   " is the buffer of probes[" +
+                                   std::to_string(J) + "]");
+          if (J < BI && K.Probes[J].DynamicCapacity &&
+              K.Probes[J].CapacityParam == CP)
+            return Fail(CPath, "parameter " + std::to_string(CP) +
+                                   " is already the capacity of probes[" +
+                                   std::to_string(J) + "]");
+        }
+        if (!P.SlotCounts)
+          return Fail(BPath + ".slot_counts",
+                      "a \"dynamic\" capacity needs slot_counts: true (the "
+                      "launcher sizes the buffer from them)");
+        if (!P.OverflowCounter)
+          return Fail(BPath + ".overflow_counter",
+                      "a \"dynamic\" capacity needs overflow_counter: true");
+      }
       if (P.RecordBytes == 0)
         return Fail(BPath + ".record_bytes",
                     "expected a positive integer, got 0");
@@ -1033,10 +1122,17 @@ std::string gpuopt::runtime::writeManifest(const Manifest &M) {
           PJ["probe"] = P.Probe;
         PJ["param"] = P.Param;
         PJ["level"] = toString(P.Level);
-        PJ["capacity"] = P.Capacity;
+        if (P.DynamicCapacity) {
+          PJ["capacity"] = "dynamic";
+          PJ["capacity_param"] = P.CapacityParam;
+        } else {
+          PJ["capacity"] = P.Capacity;
+        }
         PJ["record_bytes"] = P.RecordBytes;
         if (P.OverflowCounter)
           PJ["overflow_counter"] = true;
+        if (P.SlotCounts)
+          PJ["slot_counts"] = true;
         ojson Fields = ojson::array();
         for (const ProbeField &F : P.Fields) {
           ojson FJ;

@@ -54,7 +54,8 @@ another kernel spec):
                        the module declares no .extern .shared array); more
                        than 48 KiB (with the static) is opted in automatically
   --arg SPEC           one per kernel parameter, in order, except probe
-                       buffers (below), which gpu-run allocates itself:
+                       buffers and probe capacities (below), which gpu-run
+                       sets itself:
       buf:TYPE:COUNT:INIT   a device buffer of COUNT elements (COUNT may be a
                             product such as 16*64*56*56); INIT is one of
           zero                  zero bytes
@@ -81,12 +82,18 @@ another kernel spec):
                        NumPy array of shape (grid blocks, units per block,
                        capacity) of records, units being threads, warps
                        or 1 per block, with one field per record field
-                       (bf16 fields read as their u16 bits);
+                       (bf16 fields read as their u16 bits), capacity
+                       being the one the counting run chose for a map of
+                       "dynamic" capacity; DIR/MAP.counts.npy per map with
+                       slot counts, a '<u4' array of shape (grid blocks,
+                       units per block): the records each slot's writer
+                       tried to save, dropped ones included;
                        DIR/trace.json: {"kernel", "module", "grid",
                        "block", "device": {"name", "multiprocessors",
                        "compute_capability"}, "maps": [{"name", "probe",
-                       "level", "capacity", "record_bytes", "shape",
-                       "file", "overflow"}]}
+                       "level", "capacity", "dynamic", "record_bytes",
+                       "shape", "file", "counts" (the counts file or
+                       null), "overflow"}]}
   --label NAME         name in reports (default: the kernel name)
 
 Options:
@@ -145,6 +152,28 @@ the map has none); --trace also writes the records. --compare runs the other
 kernel with the same arguments and no probe buffers: the kernel before
 --probe.
 
+Counting run: a map of "dynamic" capacity (manifest version 4) does not know
+before the kernel runs how many records a slot needs; the kernel takes the
+capacity in a u32 parameter, which gpu-run sets (no --arg either), and the
+map's buffer has a u32 per slot counting the records its writer tried to
+save. Before the checked launch of such a kernel, gpu-run runs it once more
+on the side: on a second instance of its module (so that the module's
+globals, such as counters, stay untouched), on device copies of the buffer
+arguments as initialised (so that the real ones are not touched), with the
+dynamic maps' capacities 0 (their buffers holding only the counts and the
+overflow counter) and the fixed maps' buffers as usual. The largest count
+of each dynamic map becomes its capacity, and gpu-run prints
+  probe MAP: counting run: at most N records per slot, buffer B bytes
+after the kernel's line; it fails naming the map, the records and the bytes
+when the buffer does not fit the device's free memory. The checked launch,
+its line
+  probe MAP (PROBE): SLOTS slots x N (dynamic), overflow K
+and the timing launches then use buffers of that capacity, as for fixed
+maps (timing launches do not zero them again). The kernel must record the
+same on both runs: a kernel whose records depend on timing or on state
+outside its arguments may overflow on the checked launch, which its
+overflow count shows.
+
 Run spec (--spec FILE):
   {"warmup": 3, "repeat": 20,
    "kernels": [{"label": "a", "module": "a.ptx", "kernel": "k",
@@ -167,7 +196,8 @@ Run spec (--spec FILE):
 
 JSON report (--json FILE): "device", "warmup", "repeat", "kernels" (each
 with "time" unless --repeat 0; a kernel with probe buffers has "probes":
-[{"name", "probe", "overflow": N or null}] and, with --trace, "trace": DIR),
+[{"name", "probe", "capacity", "dynamic": true or false, "overflow": N or
+null}] and, with --trace, "trace": DIR),
 "compare" (with --compare) and "groups":
   {"name": "a+b", "kernels": ["a", "b"],
    "alone": {"a": TIME, "b": TIME}, "serial": TIME, "concurrent": TIME,
@@ -645,14 +675,32 @@ const ProbeBuffer *probeOfParam(const KernelInfo &K, size_t Index) {
   return nullptr;
 }
 
+/// The probe map of dynamic capacity whose capacity parameter Index
+/// receives, if any.
+const ProbeBuffer *capacityOfParam(const KernelInfo &K, size_t Index) {
+  for (const ProbeBuffer &P : K.Probes)
+    if (P.DynamicCapacity && P.CapacityParam == Index)
+      return &P;
+  return nullptr;
+}
+
+bool hasDynamicProbes(const KernelInfo &K) {
+  return std::any_of(K.Probes.begin(), K.Probes.end(),
+                     [](const ProbeBuffer &P) { return P.DynamicCapacity; });
+}
+
 /// Checks the arguments against the parameters that take one (all but the
-/// probe buffers) and maps them onto those.
+/// probe buffers and the probe capacities) and maps them onto those.
 void checkArgs(KernelSpec &K) {
   const std::vector<ParamInfo> &Params = K.Kernel.Params;
   K.ArgParams.clear();
-  for (size_t I = 0; I < Params.size(); ++I)
-    if (!probeOfParam(K.Kernel, I))
+  size_t NumCapacities = 0;
+  for (size_t I = 0; I < Params.size(); ++I) {
+    if (capacityOfParam(K.Kernel, I))
+      ++NumCapacities;
+    else if (!probeOfParam(K.Kernel, I))
       K.ArgParams.push_back(I);
+  }
   if (K.Args.size() != K.ArgParams.size()) {
     std::string List;
     for (size_t I = 0; I < Params.size(); ++I) {
@@ -661,19 +709,26 @@ void checkArgs(KernelSpec &K) {
               " bytes)";
       if (const ProbeBuffer *P = probeOfParam(K.Kernel, I))
         List += ": probe buffer '" + P->Name + "', allocated by gpu-run";
+      else if (const ProbeBuffer *P = capacityOfParam(K.Kernel, I))
+        List += ": probe capacity of '" + P->Name + "', set by gpu-run";
     }
     size_t NumProbes = Params.size() - K.ArgParams.size();
     if (NumProbes == 0)
       fatal("kernel '" + K.Label + "' has " + std::to_string(Params.size()) +
             " parameters, " + std::to_string(K.Args.size()) +
             " --arg given; its parameters:" + List);
+    std::string Which;
+    if (NumCapacities)
+      Which = " of them probe parameters (buffers and capacities), which "
+              "gpu-run sets itself (give no --arg for them)";
+    else if (NumProbes == 1)
+      Which = " of them a probe parameter, whose buffer gpu-run allocates "
+              "itself (give no --arg for it)";
+    else
+      Which = " of them probe parameters, whose buffers gpu-run allocates "
+              "itself (give no --arg for them)";
     fatal("kernel '" + K.Label + "' has " + std::to_string(Params.size()) +
-          " parameters, " + std::to_string(NumProbes) +
-          (NumProbes == 1 ? " of them a probe parameter, whose buffer "
-                            "gpu-run allocates itself (give no --arg for it)"
-                          : " of them probe parameters, whose buffers "
-                            "gpu-run allocates itself (give no --arg for "
-                            "them)") +
+          " parameters, " + std::to_string(NumProbes) + Which +
           ": expected " + std::to_string(K.ArgParams.size()) + " --arg, " +
           std::to_string(K.Args.size()) + " given; its parameters:" + List);
   }
@@ -729,6 +784,13 @@ void checkTrace(KernelSpec &K) {
             "': " + Descr.status().message());
     K.ProbeDescrs.push_back(*Descr);
   }
+  // MAP.counts.npy must not be another map's MAP.npy.
+  for (const ProbeBuffer &P : K.Kernel.Probes)
+    for (const ProbeBuffer &Q : K.Kernel.Probes)
+      if (P.SlotCounts && Q.Name == P.Name + ".counts")
+        fatal("kernel '" + K.Label + "': --trace: probe maps '" + P.Name +
+              "' (its slot counts) and '" + Q.Name + "' would both write " +
+              Q.Name + ".npy");
   checkTraceDir(K.TraceDir);
 }
 
@@ -736,11 +798,8 @@ void checkTrace(KernelSpec &K) {
 // Running
 //===----------------------------------------------------------------------===//
 
-/// Sets every buffer of P to its initial contents; probe buffers to zeros.
-Status initialise(const KernelSpec &K, Prepared &P) {
-  for (const DeviceBuffer &B : P.Probes)
-    if (Status S = B.fill(0))
-      return S;
+/// Sets every argument buffer of P to its initial contents.
+Status initialiseArgs(const KernelSpec &K, Prepared &P) {
   for (size_t I = 0; I < K.Args.size(); ++I) {
     const ArgSpec &A = K.Args[I];
     if (!A.isBuffer())
@@ -764,29 +823,161 @@ Status initialise(const KernelSpec &K, Prepared &P) {
   return Status::success();
 }
 
-/// Packs the arguments for Params. For the kernel's own layout (Probed),
-/// argument I goes to parameter K.ArgParams[I] and each probe parameter gets
-/// its buffer; for another kernel's (--compare), argument I goes to
-/// parameter I.
+/// Sets every buffer of P to its initial contents; probe buffers to zeros.
+Status initialise(const KernelSpec &K, Prepared &P) {
+  for (const DeviceBuffer &B : P.Probes)
+    if (Status S = B.fill(0))
+      return S;
+  return initialiseArgs(K, P);
+}
+
+/// Packs the arguments for Params, Buffers holding the buffer arguments
+/// (one per argument) and Probes the probe buffers (one per map). For the
+/// kernel's own layout (Probed), argument I goes to parameter
+/// K.ArgParams[I], each probe parameter gets its buffer and each capacity
+/// parameter its map's capacity as now set; for another kernel's
+/// (--compare), argument I goes to parameter I.
 std::unique_ptr<ArgPack> packArgs(const KernelSpec &K,
                                   const std::vector<ParamInfo> &Params,
-                                  const Prepared &P, bool Probed) {
+                                  const std::vector<DeviceBuffer> &Buffers,
+                                  const std::vector<DeviceBuffer> &Probes,
+                                  bool Probed) {
   auto Pack = std::make_unique<ArgPack>(Params);
   for (size_t I = 0; I < K.Args.size(); ++I) {
     const ArgSpec &A = K.Args[I];
     unsigned Index = unsigned(Probed ? K.ArgParams[I] : I);
     if (A.isBuffer()) {
-      CUdeviceptr Ptr = P.Buffers[I].ptr();
+      CUdeviceptr Ptr = Buffers[I].ptr();
       check(Pack->set(Index, &Ptr, sizeof(Ptr)));
     } else {
       check(Pack->set(Index, A.Value.data(), A.Value.size()));
     }
   }
   for (size_t I = 0; Probed && I < K.Kernel.Probes.size(); ++I) {
-    CUdeviceptr Ptr = P.Probes[I].ptr();
-    check(Pack->set(unsigned(K.Kernel.Probes[I].Param), &Ptr, sizeof(Ptr)));
+    const ProbeBuffer &PB = K.Kernel.Probes[I];
+    CUdeviceptr Ptr = Probes[I].ptr();
+    check(Pack->set(unsigned(PB.Param), &Ptr, sizeof(Ptr)));
+    if (PB.DynamicCapacity) {
+      uint32_t Capacity = uint32_t(PB.Capacity);
+      check(Pack->set(unsigned(PB.CapacityParam), &Capacity,
+                      sizeof(Capacity)));
+    }
   }
   return Pack;
+}
+
+/// Allocates a buffer or fails with What and the driver's error.
+DeviceBuffer allocateFor(const Context &C, uint64_t Bytes,
+                         const std::string &What) {
+  Expected<DeviceBuffer> B = DeviceBuffer::allocate(C, Bytes);
+  if (!B)
+    fatal(What + ": " + B.status().message());
+  return std::move(*B);
+}
+
+/// A*B*C, or std::nullopt when it does not fit 64 bits.
+std::optional<uint64_t> product(uint64_t A, uint64_t B, uint64_t C) {
+  uint64_t AB = 0, ABC = 0;
+  if (__builtin_mul_overflow(A, B, &AB) || __builtin_mul_overflow(AB, C, &ABC))
+    return std::nullopt;
+  return ABC;
+}
+
+/// Reads the slot counts of probe buffer PB (which has them) from B.
+std::vector<uint32_t> readCounts(const KernelSpec &K, const ProbeBuffer &PB,
+                                 const DeviceBuffer &B) {
+  const Dim3 &Grid = K.Config.Grid, &Block = K.Config.Block;
+  std::vector<uint32_t> Counts(PB.slots(Grid, Block));
+  check(B.download(Counts.data(), Counts.size() * sizeof(uint32_t),
+                   PB.countsOffset(Grid, Block)));
+  return Counts;
+}
+
+Status syncAfter(const Context &C, const std::string &What);
+
+/// The counting run (gpu-run --help): sizes the dynamic probe maps of K,
+/// setting their Capacity to the most records any slot tried to save, from
+/// one launch of a second instance of K's module on device copies of P's
+/// buffer arguments, which are initialised. Returns the lines to print.
+std::vector<std::string> countingRun(const Context &C, KernelSpec &K,
+                                     const Prepared &P) {
+  const Dim3 &Grid = K.Config.Grid, &Block = K.Config.Block;
+  std::string What = "kernel '" + K.Label + "': counting run";
+  // Declared first, destroyed last: the launch's module outlives its
+  // buffers' use.
+  std::unique_ptr<Module> Mod = take(Module::loadFile(C, K.ModulePath));
+  Function Fn = take(Mod->getFunction(K.Kernel.Name));
+  check(prepareDynamicSmem(C, Fn, K.Config.DynamicSmem));
+  std::vector<DeviceBuffer> Copies(K.Args.size());
+  for (size_t I = 0; I < K.Args.size(); ++I) {
+    if (!K.Args[I].isBuffer())
+      continue;
+    Copies[I] = allocateFor(C, P.Buffers[I].size(),
+                            What + ": cannot copy argument " +
+                                std::to_string(I));
+    check(Copies[I].copyFrom(P.Buffers[I]));
+  }
+  std::vector<DeviceBuffer> Probes;
+  for (ProbeBuffer &PB : K.Kernel.Probes) {
+    if (PB.DynamicCapacity)
+      PB.Capacity = 0; // Only the counts and the counter.
+    Probes.push_back(allocateFor(C, PB.totalBytes(Grid, Block),
+                                 What + ": probe map '" + PB.Name + "'"));
+    check(Probes.back().fill(0));
+  }
+  std::unique_ptr<ArgPack> Args =
+      packArgs(K, K.Kernel.Params, Copies, Probes, /*Probed=*/true);
+  check(launch(C, Fn, K.Config, *Args));
+  check(syncAfter(C, What + " failed"));
+
+  std::vector<std::string> Lines;
+  for (size_t I = 0; I < K.Kernel.Probes.size(); ++I) {
+    ProbeBuffer &PB = K.Kernel.Probes[I];
+    if (!PB.DynamicCapacity)
+      continue;
+    std::vector<uint32_t> Counts = readCounts(K, PB, Probes[I]);
+    uint32_t Most = 0;
+    for (uint32_t N : Counts)
+      Most = std::max(Most, N);
+    PB.Capacity = Most;
+    std::optional<uint64_t> Records =
+        product(PB.slots(Grid, Block), Most, PB.RecordBytes);
+    if (!Records || *Records > UINT64_MAX / 2)
+      fatal("kernel '" + K.Label + "': probe map '" + PB.Name + "' needs " +
+            std::to_string(Most) + " records per slot for " +
+            std::to_string(PB.slots(Grid, Block)) + " slots of " +
+            std::to_string(PB.RecordBytes) +
+            " bytes: more bytes than 64 bits count");
+    Lines.push_back("  probe " + PB.Name + ": counting run: at most " +
+                    std::to_string(Most) + " records per slot, buffer " +
+                    std::to_string(PB.totalBytes(Grid, Block)) + " bytes");
+  }
+  return Lines;
+}
+
+/// Allocates the probe buffers of P, the dynamic maps' with the capacity
+/// the counting run chose, failing clearly when one does not fit.
+void allocateProbes(const Context &C, const KernelSpec &K, Prepared &P) {
+  const Dim3 &Grid = K.Config.Grid, &Block = K.Config.Block;
+  for (const ProbeBuffer &PB : K.Kernel.Probes) {
+    uint64_t Bytes = PB.totalBytes(Grid, Block);
+    if (!PB.DynamicCapacity) {
+      P.Probes.push_back(take(DeviceBuffer::allocate(C, Bytes)));
+      continue;
+    }
+    std::string Need = "kernel '" + K.Label + "': probe map '" + PB.Name +
+                       "' needs " + std::to_string(PB.Capacity) +
+                       " records per slot (" +
+                       std::to_string(PB.slots(Grid, Block)) + " slots of " +
+                       std::to_string(PB.RecordBytes) + "-byte records): " +
+                       std::to_string(Bytes) + " bytes of buffer";
+    uint64_t Free = take(C.freeMemory());
+    if (Bytes > Free)
+      fatal(Need + ", more than the " + std::to_string(Free) +
+            " bytes of device memory free");
+    P.Probes.push_back(allocateFor(C, Bytes, Need + ", which cannot be "
+                                                    "allocated"));
+  }
 }
 
 /// Reads the probe buffers back after the checked launch, prints a line per
@@ -815,12 +1006,15 @@ ojson readProbes(const KernelSpec &K, const Prepared &P, const DeviceInfo &DI) {
     std::string Counter = Overflow[I]
                               ? "overflow " + std::to_string(*Overflow[I])
                               : std::string("no counter");
-    std::printf("  probe %s: %llu slots x %llu, %s\n", Name.c_str(),
-                (unsigned long long)(Grid.count() * PB.unitsPerBlock(Block)),
-                (unsigned long long)PB.Capacity, Counter.c_str());
+    std::printf("  probe %s: %llu slots x %llu%s, %s\n", Name.c_str(),
+                (unsigned long long)PB.slots(Grid, Block),
+                (unsigned long long)PB.Capacity,
+                PB.DynamicCapacity ? " (dynamic)" : "", Counter.c_str());
     Probes.push_back(
         {{"name", PB.Name},
          {"probe", PB.Probe.empty() ? ojson() : ojson(PB.Probe)},
+         {"capacity", PB.Capacity},
+         {"dynamic", PB.DynamicCapacity},
          {"overflow", Overflow[I] ? ojson(*Overflow[I]) : ojson()}});
   }
   if (K.TraceDir.empty())
@@ -846,13 +1040,23 @@ ojson readProbes(const KernelSpec &K, const Prepared &P, const DeviceInfo &DI) {
     std::string File = PB.Name + ".npy";
     check(writeNpy((Dir / File).string(), K.ProbeDescrs[I], PB.RecordBytes,
                    Shape, Host[I].data(), PB.bufferBytes(Grid, Block)));
+    ojson CountsFile;
+    if (PB.SlotCounts) {
+      std::vector<uint32_t> Counts = readCounts(K, PB, P.Probes[I]);
+      CountsFile = PB.Name + ".counts.npy";
+      check(writeNpy((Dir / CountsFile.get<std::string>()).string(), "'<u4'",
+                     sizeof(uint32_t), {Shape[0], Shape[1]}, Counts.data(),
+                     Counts.size() * sizeof(uint32_t)));
+    }
     Maps.push_back({{"name", PB.Name},
                     {"probe", PB.Probe.empty() ? ojson() : ojson(PB.Probe)},
                     {"level", toString(PB.Level)},
                     {"capacity", PB.Capacity},
+                    {"dynamic", PB.DynamicCapacity},
                     {"record_bytes", PB.RecordBytes},
                     {"shape", Shape},
                     {"file", File},
+                    {"counts", CountsFile},
                     {"overflow", Overflow[I] ? ojson(*Overflow[I]) : ojson()}});
   }
   ojson Trace;
@@ -944,6 +1148,8 @@ int main(int Argc, char **Argv) {
                     << " " << toString(P.Kind);
           if (const ProbeBuffer *PB = probeOfParam(KI, I))
             std::cout << ", probe buffer '" << PB->Name << "'";
+          else if (const ProbeBuffer *PB = capacityOfParam(KI, I))
+            std::cout << ", probe capacity of '" << PB->Name << "'";
           std::cout << "\n";
         }
       }
@@ -1061,11 +1267,17 @@ int main(int Argc, char **Argv) {
       if (K.Args[I].isBuffer())
         P.Buffers[I] =
             take(DeviceBuffer::allocate(*Ctx, K.Args[I].bufferBytes()));
-    for (const ProbeBuffer &PB : K.Kernel.Probes)
-      P.Probes.push_back(take(DeviceBuffer::allocate(
-          *Ctx, PB.totalBytes(K.Config.Grid, K.Config.Block))));
-    P.Args = packArgs(K, K.Kernel.Params, P, /*Probed=*/true);
-    check(initialise(K, P));
+    check(initialiseArgs(K, P));
+    // Dynamic probe maps are sized by a counting run on copies of the
+    // initialised arguments, before their buffers exist.
+    std::vector<std::string> Counted;
+    if (hasDynamicProbes(K.Kernel))
+      Counted = countingRun(*Ctx, K, P);
+    allocateProbes(*Ctx, K, P);
+    for (const DeviceBuffer &B : P.Probes)
+      check(B.fill(0));
+    P.Args =
+        packArgs(K, K.Kernel.Params, P.Buffers, P.Probes, /*Probed=*/true);
     check(launch(*Ctx, *P.Fn, K.Config, *P.Args));
     check(syncAfter(*Ctx, "kernel '" + K.Label + "' failed"));
     std::printf("kernel %s (%s): grid %s, block %s, dynamic smem %llu; %d "
@@ -1075,6 +1287,8 @@ int main(int Argc, char **Argv) {
                 toString(K.Config.Block).c_str(),
                 (unsigned long long)K.Config.DynamicSmem, P.Fn->Registers,
                 P.Fn->StaticSmem, P.Fn->LocalBytes);
+    for (const std::string &Line : Counted)
+      std::printf("%s\n", Line.c_str());
     ojson Probes;
     if (!K.Kernel.Probes.empty())
       Probes = readProbes(K, P, DI);
@@ -1131,12 +1345,15 @@ int main(int Argc, char **Argv) {
       OtherParams = OK->Params;
     }
     // The other kernel takes the same arguments; this one's probe buffers
-    // are not among them.
+    // and capacities are not among them.
     if (OtherParams.size() != K.Args.size())
       fatal(OtherPath + ": kernel '" + OtherKernel + "' has " +
             std::to_string(OtherParams.size()) + " parameters, '" + K.Label +
             "' has " + std::to_string(K.Args.size()) +
-            (K.Kernel.Probes.empty() ? "" : " besides its probe buffers"));
+            (K.Kernel.Probes.empty()        ? ""
+             : hasDynamicProbes(K.Kernel) ? " besides its probe buffers and "
+                                            "capacities"
+                                          : " besides its probe buffers"));
     for (size_t I = 0; I < OtherParams.size(); ++I)
       check(checkArgAgainstParam(K.Args[I], OtherParams[I], unsigned(I)));
     check(prepareDynamicSmem(*Ctx, *OtherFn, K.Config.DynamicSmem));
@@ -1150,7 +1367,7 @@ int main(int Argc, char **Argv) {
       }
     // ...against the second on freshly initialised buffers.
     std::unique_ptr<ArgPack> OtherArgs =
-        packArgs(K, OtherParams, P, /*Probed=*/false);
+        packArgs(K, OtherParams, P.Buffers, P.Probes, /*Probed=*/false);
     check(initialise(K, P));
     check(launch(*Ctx, *OtherFn, K.Config, *OtherArgs));
     check(syncAfter(*Ctx, "kernel '" + OtherKernel + "' of " + OtherPath +

@@ -144,4 +144,38 @@ TEST(DeviceBuffer, DownloadAtAnOffset) {
   EXPECT_FALSE(B->download(Out, 4, ~uint64_t(0)).ok());
 }
 
+TEST(DeviceBuffer, CopyOnTheDevice) {
+  // gpu-run's counting run works on device copies of the arguments.
+  Expected<std::unique_ptr<CudaDriver>> D = CudaDriver::load(FakeEmulated);
+  ASSERT_TRUE(D) << D.status().message();
+  Expected<std::unique_ptr<Context>> C = Context::create(**D);
+  ASSERT_TRUE(C) << C.status().message();
+  Expected<DeviceBuffer> A = DeviceBuffer::allocate(**C, 8);
+  Expected<DeviceBuffer> B = DeviceBuffer::allocate(**C, 8);
+  Expected<DeviceBuffer> Small = DeviceBuffer::allocate(**C, 4);
+  ASSERT_TRUE(A && B && Small);
+  const uint8_t In[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  ASSERT_TRUE(A->upload(In, sizeof(In)).ok());
+  ASSERT_TRUE(B->fill(0).ok());
+  ASSERT_TRUE(B->copyFrom(*A).ok());
+  uint8_t Out[8] = {};
+  ASSERT_TRUE(B->download(Out, sizeof(Out)).ok());
+  EXPECT_EQ(Out[0], 1);
+  EXPECT_EQ(Out[7], 8);
+  EXPECT_EQ(Small->copyFrom(*A).message(),
+            "device copy of a buffer of 8 bytes into one of 4");
+}
+
+TEST(Context, FreeMemory) {
+  Expected<std::unique_ptr<CudaDriver>> D = CudaDriver::load(FakeEmulated);
+  ASSERT_TRUE(D) << D.status().message();
+  Expected<std::unique_ptr<Context>> C = Context::create(**D);
+  ASSERT_TRUE(C) << C.status().message();
+  ::setenv("FAKE_CUDA_FREE_MEMORY", "12345", 1);
+  Expected<uint64_t> Free = (*C)->freeMemory();
+  ::unsetenv("FAKE_CUDA_FREE_MEMORY");
+  ASSERT_TRUE(Free) << Free.status().message();
+  EXPECT_EQ(*Free, 12345u);
+}
+
 } // namespace

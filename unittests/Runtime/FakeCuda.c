@@ -7,11 +7,16 @@
 // returns $FAKE_CUDA_INIT_RESULT when set); FAKE_CUDA_PARTIAL exports only a
 // few, as a too-old driver would; FAKE_CUDA_EMULATED has one device whose
 // memory is host memory and whose "kernels" are C functions chosen by name
-// (fake_copy, fake_half, fake_add, fake_probe, fake_noop; see decode()), so
-// that gpu-run's whole flow runs in lit tests. Its CUDA graphs record their
-// kernel nodes (with copies of the arguments, as the driver's do) and run
-// them on every cuGraphLaunch. With $FAKE_CUDA_LOG set, it appends a line
-// per kernel run and graph call to that file, for tests to count.
+// (fake_copy, fake_half, fake_add, fake_probe, fake_dyn, fake_noop; see
+// decode()), so that gpu-run's whole flow runs in lit tests. Its CUDA graphs
+// record their kernel nodes (with copies of the arguments, as the driver's
+// do) and run them on every cuGraphLaunch. With $FAKE_CUDA_LOG set, it
+// appends a line per kernel run and graph call to that file, for tests to
+// count; with $FAKE_CUDA_LOG_MODULES set too, also a line per module load and
+// unload, and each launch line names its module instance (numbered from 1 in
+// load order). $FAKE_CUDA_FREE_MEMORY sets the free memory it reports
+// (default: all of its 1 GiB), and allocations larger than
+// $FAKE_CUDA_MAX_ALLOC bytes fail as out of memory.
 //
 //===----------------------------------------------------------------------===*/
 
@@ -88,6 +93,8 @@ STUB(cuMemAlloc_v2)
 STUB(cuMemFree_v2)
 STUB(cuMemcpyHtoD_v2)
 STUB(cuMemcpyDtoH_v2)
+STUB(cuMemcpyDtoD_v2)
+STUB(cuMemGetInfo_v2)
 STUB(cuMemsetD8_v2)
 STUB(cuModuleLoadDataEx)
 STUB(cuModuleUnload)
@@ -165,7 +172,11 @@ CUresult cuCtxSetCurrent(void *Ctx) {
 }
 CUresult cuCtxSynchronize(void) { return 0; }
 CUresult cuMemAlloc_v2(CUdeviceptr *P, size_t Bytes) {
-  void *M = malloc(Bytes);
+  const char *Max = getenv("FAKE_CUDA_MAX_ALLOC");
+  void *M;
+  if (Max && *Max && Bytes > strtoull(Max, NULL, 0))
+    return 2;
+  M = malloc(Bytes);
   if (!M)
     return 2;
   *P = (CUdeviceptr)(uintptr_t)M;
@@ -187,25 +198,72 @@ CUresult cuMemsetD8_v2(CUdeviceptr D, unsigned char V, size_t N) {
   memset((void *)(uintptr_t)D, V, N);
   return 0;
 }
-/* A module is its image; a function is its name. */
+CUresult cuMemcpyDtoD_v2(CUdeviceptr D, CUdeviceptr S, size_t N) {
+  memmove((void *)(uintptr_t)D, (const void *)(uintptr_t)S, N);
+  return 0;
+}
+CUresult cuMemGetInfo_v2(size_t *Free, size_t *Total) {
+  const char *F = getenv("FAKE_CUDA_FREE_MEMORY");
+  *Total = (size_t)1 << 30;
+  *Free = F && *F ? (size_t)strtoull(F, NULL, 0) : *Total;
+  return 0;
+}
+
+static void logLine(const char *Format, ...);
+static int logModules(void) {
+  const char *L = getenv("FAKE_CUDA_LOG_MODULES");
+  return L && *L;
+}
+
+/* A module is its image and its instance number; a function is its name
+   (first, so that the handle reads as the name) and its module's number. */
+typedef struct {
+  int Id;
+  char *Image;
+} FakeModule;
+typedef struct {
+  char Name[64];
+  int Module;
+} FakeFunction;
+static int ModulesLoaded;
+
 CUresult cuModuleLoadDataEx(void **M, const void *Image, unsigned N, int *Opts,
                             void **Vals) {
+  FakeModule *Mod;
   (void)N;
   (void)Opts;
   (void)Vals;
   if (strstr((const char *)Image, ".version") == NULL)
     return 218; /* CUDA_ERROR_INVALID_PTX */
-  *M = strdup((const char *)Image);
+  Mod = malloc(sizeof(FakeModule));
+  if (!Mod)
+    return 2;
+  Mod->Id = ++ModulesLoaded;
+  Mod->Image = strdup((const char *)Image);
+  if (logModules())
+    logLine("module-load %d", Mod->Id);
+  *M = Mod;
   return 0;
 }
 CUresult cuModuleUnload(void *M) {
-  free(M);
+  FakeModule *Mod = (FakeModule *)M;
+  if (logModules())
+    logLine("module-unload %d", Mod->Id);
+  free(Mod->Image);
+  free(Mod);
   return 0;
 }
 CUresult cuModuleGetFunction(void **F, void *M, const char *Name) {
-  if (strstr((const char *)M, Name) == NULL)
+  const FakeModule *Mod = (const FakeModule *)M;
+  FakeFunction *Fn;
+  if (strstr(Mod->Image, Name) == NULL || strlen(Name) >= 64)
     return 500; /* CUDA_ERROR_NOT_FOUND */
-  *F = strdup(Name);
+  Fn = calloc(1, sizeof(FakeFunction));
+  if (!Fn)
+    return 2;
+  strcpy(Fn->Name, Name);
+  Fn->Module = Mod->Id;
+  *F = Fn;
   return 0;
 }
 CUresult cuFuncGetAttribute(int *V, int Attr, void *F) {
@@ -222,14 +280,25 @@ CUresult cuFuncSetAttribute(void *F, int Attr, int V) {
    enqueued. Kernels take (src, dst, n): fake_copy copies n bytes, fake_half
    the first n / 2, fake_add adds n bytes of src to dst (mod 256); further
    parameters (probe buffers) are ignored. fake_probe takes (buf, n, value)
-   and stores the u64 value at byte n of buf. Any other kernel does
+   and stores the u64 value at byte n of buf. fake_dyn takes (src, dst, n,
+   buf, capacity): it adds as fake_add does and writes a warp-level probe map
+   of dynamic capacity with slot counts and an overflow counter
+   (docs/manifest.md) into buf: the writer of slot s (a warp of the launch,
+   s = block * warps per block + warp) tries to save (s % 3) * src[0]
+   records, so with src[0] == 1 at most 2. Each try takes the next index of
+   its slot from the slot's count, as an atomicAdd would, saves the 8-byte
+   record {u32 s, u32 index} when the index is below capacity and adds 1 to
+   the overflow counter otherwise; the counts and the counter accumulate
+   over launches, as a real kernel's would. Any other kernel does
    nothing. */
 typedef struct {
   char Name[64];
-  int Kind; /* 0: nothing, 1: copy, 2: half, 3: add, 4: probe */
-  CUdeviceptr Src, Dst;
-  unsigned N;
+  int Module;
+  int Kind; /* 0: nothing, 1: copy, 2: half, 3: add, 4: probe, 5: dyn */
+  CUdeviceptr Src, Dst, Buf;
+  unsigned N, Capacity;
   unsigned long long Value;
+  unsigned GX, GY, GZ, BX, BY, BZ;
 } FakeLaunch;
 
 static void logLine(const char *Format, ...) {
@@ -247,9 +316,20 @@ static void logLine(const char *Format, ...) {
   fclose(F);
 }
 
-static void decode(const char *Name, void **Params, FakeLaunch *L) {
+static void decode(const void *F, unsigned GX, unsigned GY, unsigned GZ,
+                   unsigned BX, unsigned BY, unsigned BZ, void **Params,
+                   FakeLaunch *L) {
+  const FakeFunction *Fn = (const FakeFunction *)F;
+  const char *Name = Fn->Name;
   memset(L, 0, sizeof(*L));
-  strncpy(L->Name, Name, sizeof(L->Name) - 1);
+  memcpy(L->Name, Name, sizeof(L->Name)); /* Both are char[64]. */
+  L->Module = Fn->Module;
+  L->GX = GX;
+  L->GY = GY;
+  L->GZ = GZ;
+  L->BX = BX;
+  L->BY = BY;
+  L->BZ = BZ;
   if (strcmp(Name, "fake_copy") == 0)
     L->Kind = 1;
   else if (strcmp(Name, "fake_half") == 0)
@@ -258,6 +338,8 @@ static void decode(const char *Name, void **Params, FakeLaunch *L) {
     L->Kind = 3;
   else if (strcmp(Name, "fake_probe") == 0)
     L->Kind = 4;
+  else if (strcmp(Name, "fake_dyn") == 0)
+    L->Kind = 5;
   if (L->Kind == 0)
     return;
   if (L->Kind == 4) {
@@ -269,6 +351,41 @@ static void decode(const char *Name, void **Params, FakeLaunch *L) {
   L->Src = *(CUdeviceptr *)Params[0];
   L->Dst = *(CUdeviceptr *)Params[1];
   L->N = *(unsigned *)Params[2];
+  if (L->Kind == 5) {
+    L->Buf = *(CUdeviceptr *)Params[3];
+    L->Capacity = *(unsigned *)Params[4];
+  }
+}
+
+/* fake_dyn's probe map (see FakeLaunch). */
+static void runDynamicProbe(const FakeLaunch *L) {
+  unsigned long long Blocks = (unsigned long long)L->GX * L->GY * L->GZ;
+  unsigned long long Warps = ((unsigned long long)L->BX * L->BY * L->BZ + 31) / 32;
+  unsigned long long Slots = Blocks * Warps, S;
+  unsigned char *Buf = (unsigned char *)(uintptr_t)L->Buf;
+  unsigned char Scale = *(const unsigned char *)(uintptr_t)L->Src;
+  unsigned long long RecordBytes = Slots * L->Capacity * 8;
+  unsigned long long CountsAt = (RecordBytes + 7) / 8 * 8;
+  unsigned long long OverflowAt = CountsAt + (Slots * 4 + 7) / 8 * 8;
+  unsigned long long Overflow;
+  memcpy(&Overflow, Buf + OverflowAt, 8);
+  for (S = 0; S < Slots; ++S) {
+    unsigned Tries = (unsigned)(S % 3) * Scale, T, Count;
+    for (T = 0; T < Tries; ++T) {
+      memcpy(&Count, Buf + CountsAt + 4 * S, 4);
+      if (Count < L->Capacity) {
+        unsigned Record[2];
+        Record[0] = (unsigned)S;
+        Record[1] = Count;
+        memcpy(Buf + (S * L->Capacity + Count) * 8, Record, 8);
+      } else {
+        ++Overflow;
+      }
+      ++Count;
+      memcpy(Buf + CountsAt + 4 * S, &Count, 4);
+    }
+  }
+  memcpy(Buf + OverflowAt, &Overflow, 8);
 }
 
 static void run(const FakeLaunch *L) {
@@ -288,6 +405,11 @@ static void run(const FakeLaunch *L) {
     break;
   case 4:
     memcpy(Dst + L->N, &L->Value, sizeof(L->Value));
+    break;
+  case 5:
+    for (I = 0; I < L->N; ++I)
+      Dst[I] = (unsigned char)(Dst[I] + Src[I]);
+    runDynamicProbe(L);
     break;
   default:
     break;
@@ -309,8 +431,13 @@ CUresult cuLaunchKernel(void *F, unsigned GX, unsigned GY, unsigned GZ,
   (void)Extra;
   if (!validShape(BX, BY, BZ, Smem))
     return 1; /* CUDA_ERROR_INVALID_VALUE */
-  decode((const char *)F, Params, &L);
-  logLine("launch %s", L.Name);
+  decode(F, GX, GY, GZ, BX, BY, BZ, Params, &L);
+  if (logModules() && L.Kind == 5)
+    logLine("launch %s module %d capacity %u", L.Name, L.Module, L.Capacity);
+  else if (logModules())
+    logLine("launch %s module %d", L.Name, L.Module);
+  else
+    logLine("launch %s", L.Name);
   run(&L);
   return 0;
 }
@@ -350,7 +477,8 @@ CUresult cuGraphAddKernelNode_v2(void **Node, void *Graph, void **Deps,
   if (!Nodes)
     return 2;
   G->Nodes = Nodes;
-  decode((const char *)P->Func, P->Params, &G->Nodes[G->Count]);
+  decode(P->Func, P->GX, P->GY, P->GZ, P->BX, P->BY, P->BZ, P->Params,
+         &G->Nodes[G->Count]);
   logLine("graph-node %s", G->Nodes[G->Count].Name);
   ++G->Count;
   *Node = (void *)(uintptr_t)G->Count; /* Nodes move; a handle is an index. */

@@ -107,7 +107,7 @@ TEST(Manifest, RoundTrip) {
   EXPECT_TRUE(*Back == M);
   EXPECT_EQ(writeManifest(*Back), Text);
   // Fields the writer must not drop.
-  EXPECT_NE(Text.find("\"manifest_version\": 3"), std::string::npos);
+  EXPECT_NE(Text.find("\"manifest_version\": 4"), std::string::npos);
   EXPECT_NE(Text.find("\"grid\": \"runtime\""), std::string::npos);
   EXPECT_NE(Text.find("\"fusion_strategy\": \"thread\""), std::string::npos);
   EXPECT_NE(Text.find("\"fusion_strategy\": \"interleave\""),
@@ -159,6 +159,15 @@ TEST(Manifest, ChangesAreDetected) {
   EXPECT_FALSE(N == M);
   N = M;
   N.Kernels[0].Probes[0].OverflowCounter = false;
+  EXPECT_FALSE(N == M);
+  N = M;
+  N.Kernels[0].Probes[0].DynamicCapacity = true;
+  EXPECT_FALSE(N == M);
+  N = M;
+  N.Kernels[0].Probes[0].CapacityParam = 1;
+  EXPECT_FALSE(N == M);
+  N = M;
+  N.Kernels[0].Probes[0].SlotCounts = true;
   EXPECT_FALSE(N == M);
 }
 
@@ -360,6 +369,33 @@ const char *const ValidInterleave = R"({
   }]
 })";
 
+/// Version 4: a map of "dynamic" capacity, passed in parameter 4, and a
+/// fixed map with slot counts.
+const char *const ValidV4 = R"({
+  "manifest_version": 4,
+  "module": {"path": "k.ptx", "format": "ptx"},
+  "kernels": [{
+    "name": "k",
+    "params": [
+      {"name": "a", "type": "u64", "size": 8, "align": 8, "offset": 0, "kind": "pointer"},
+      {"name": "n", "type": "u32", "size": 4, "align": 4, "offset": 8, "kind": "scalar"},
+      {"name": "s", "type": "f32", "size": 4, "align": 4, "offset": 12, "kind": "scalar"},
+      {"name": "p", "type": "u64", "size": 8, "align": 8, "offset": 16, "kind": "pointer"},
+      {"name": "cap", "type": "u32", "size": 4, "align": 4, "offset": 24, "kind": "scalar"},
+      {"name": "q", "type": "u64", "size": 8, "align": 8, "offset": 32, "kind": "pointer"}
+    ],
+    "probes": [
+      {"name": "d", "probe": "trace", "param": 3, "level": "warp",
+       "capacity": "dynamic", "capacity_param": 4, "record_bytes": 8,
+       "overflow_counter": true, "slot_counts": true,
+       "fields": [{"name": "c", "type": "u64", "offset": 0}]},
+      {"name": "f", "param": 5, "level": "block", "capacity": 2,
+       "record_bytes": 4, "slot_counts": true,
+       "fields": [{"name": "v", "type": "u32", "offset": 0}]}
+    ]
+  }]
+})";
+
 std::string replaceOnce(std::string S, const std::string &From,
                         const std::string &To) {
   size_t Pos = S.find(From);
@@ -394,10 +430,10 @@ TEST(Manifest, Version2ProbesHaveNoCounter) {
   EXPECT_FALSE(P.OverflowCounter);
   EXPECT_TRUE(P.Probe.empty());
   EXPECT_EQ(P.totalBytes(Dim3{2, 1, 1}, Dim3{64, 1, 1}), 2u * 2 * 2 * 8);
-  // Written back as version 3, which reads back the same.
+  // Written back as version 4, which reads back the same.
   std::string Text = writeManifest(*M);
-  EXPECT_NE(Text.find("\"manifest_version\": 3"), std::string::npos);
-  Expected<Manifest> Back = parseManifest(Text, "v3.json");
+  EXPECT_NE(Text.find("\"manifest_version\": 4"), std::string::npos);
+  Expected<Manifest> Back = parseManifest(Text, "v4.json");
   ASSERT_TRUE(Back) << Back.status().message();
   EXPECT_TRUE(*Back == *M);
 }
@@ -407,9 +443,9 @@ TEST(Manifest, Version1ReadsAsThreadStrategy) {
   ASSERT_TRUE(M) << M.status().message();
   EXPECT_EQ(M->Kernels[0].Strategy, FusionStrategy::Thread);
   EXPECT_FALSE(M->Kernels[0].FusedFrom[0].Ratio.has_value());
-  // Written back as version 3, with the strategy spelled out.
+  // Written back as version 4, with the strategy spelled out.
   std::string Text = writeManifest(*M);
-  EXPECT_NE(Text.find("\"manifest_version\": 3"), std::string::npos);
+  EXPECT_NE(Text.find("\"manifest_version\": 4"), std::string::npos);
   EXPECT_NE(Text.find("\"fusion_strategy\": \"thread\""), std::string::npos);
   Expected<Manifest> Back = parseManifest(Text, "v2.json");
   ASSERT_TRUE(Back) << Back.status().message();
@@ -447,6 +483,143 @@ TEST(Manifest, InterleavedAndDynamicPartsOverlap) {
   EXPECT_FALSE(M->Kernels[0].FusedFrom[0].Ratio.has_value());
 }
 
+TEST(Manifest, Version4DynamicCapacity) {
+  Expected<Manifest> M = parseManifest(ValidV4, "v4.json");
+  ASSERT_TRUE(M) << M.status().message();
+  const ProbeBuffer &D = M->Kernels[0].Probes[0];
+  EXPECT_TRUE(D.DynamicCapacity);
+  EXPECT_EQ(D.Capacity, 0u); // Until the launcher sizes it.
+  EXPECT_EQ(D.CapacityParam, 4u);
+  EXPECT_TRUE(D.SlotCounts);
+  EXPECT_TRUE(D.OverflowCounter);
+  const ProbeBuffer &F = M->Kernels[0].Probes[1];
+  EXPECT_FALSE(F.DynamicCapacity);
+  EXPECT_EQ(F.Capacity, 2u);
+  EXPECT_TRUE(F.SlotCounts);
+  EXPECT_FALSE(F.OverflowCounter);
+
+  // Written back with the same keys; reads back the same.
+  std::string Text = writeManifest(*M);
+  EXPECT_NE(Text.find("\"manifest_version\": 4"), std::string::npos);
+  EXPECT_NE(Text.find("\"capacity\": \"dynamic\",\n          "
+                      "\"capacity_param\": 4,"),
+            std::string::npos)
+      << Text;
+  EXPECT_NE(Text.find("\"slot_counts\": true"), std::string::npos);
+  // The fixed map has no capacity parameter.
+  EXPECT_EQ(Text.find("capacity_param"), Text.rfind("capacity_param"));
+  Expected<Manifest> Back = parseManifest(Text, "back.json");
+  ASSERT_TRUE(Back) << Back.status().message();
+  EXPECT_TRUE(*Back == *M);
+  EXPECT_EQ(writeManifest(*Back), Text);
+
+  // A sized dynamic map is still written as "dynamic": the capacity a run
+  // chose is not part of the kernel's contract.
+  Manifest Sized = *M;
+  Sized.Kernels[0].Probes[0].Capacity = 7;
+  ASSERT_TRUE(validateManifest(Sized).ok())
+      << validateManifest(Sized).message();
+  EXPECT_EQ(writeManifest(Sized), Text);
+}
+
+TEST(Manifest, Version3ContentRoundTripsWithoutVersion4Keys) {
+  // Defaults are not written, so a version 3 manifest written as version 4
+  // still reads as version 3.
+  Expected<Manifest> M = parseManifest(Valid, "v3.json");
+  ASSERT_TRUE(M) << M.status().message();
+  const ProbeBuffer &P = M->Kernels[0].Probes[0];
+  EXPECT_FALSE(P.DynamicCapacity);
+  EXPECT_FALSE(P.SlotCounts);
+  EXPECT_EQ(P.CapacityParam, 0u);
+  std::string Text = writeManifest(*M);
+  EXPECT_EQ(Text.find("capacity_param"), std::string::npos);
+  EXPECT_EQ(Text.find("slot_counts"), std::string::npos);
+  EXPECT_EQ(Text.find("\"dynamic\""), std::string::npos);
+  std::string AsV3 = replaceOnce(Text, "\"manifest_version\": 4",
+                                 "\"manifest_version\": 3");
+  Expected<Manifest> Back = parseManifest(AsV3, "as-v3.json");
+  ASSERT_TRUE(Back) << Back.status().message();
+  EXPECT_TRUE(*Back == *M);
+}
+
+TEST(Manifest, ValidateDynamicCapacity) {
+  Expected<Manifest> Parsed = parseManifest(ValidV4, "v4.json");
+  ASSERT_TRUE(Parsed) << Parsed.status().message();
+  const Manifest Good = *Parsed;
+  // The capacity parameter must not be a later map's buffer (which is
+  // checked for its own size only when that map's turn comes).
+  Manifest M = Good;
+  M.Kernels[0].Probes[1].Param = 1;
+  M.Kernels[0].Probes[0].CapacityParam = 1;
+  EXPECT_EQ(validateManifest(M).message(),
+            "kernels[0].probes[0].capacity_param: parameter 1 is the buffer "
+            "of probes[1]");
+  // A fixed map's CapacityParam means nothing.
+  M = Good;
+  M.Kernels[0].Probes[1].CapacityParam = 4;
+  EXPECT_TRUE(validateManifest(M).ok()) << validateManifest(M).message();
+  // A dynamic capacity of 0 is fine (nothing sized yet); a fixed one is not.
+  M = Good;
+  M.Kernels[0].Probes[1].Capacity = 0;
+  EXPECT_EQ(validateManifest(M).message(),
+            "kernels[0].probes[1].capacity: expected a positive integer, got "
+            "0");
+  // The counting run needs the counts and the counter.
+  M = Good;
+  M.Kernels[0].Probes[0].SlotCounts = false;
+  EXPECT_EQ(validateManifest(M).message(),
+            "kernels[0].probes[0].slot_counts: a \"dynamic\" capacity needs "
+            "slot_counts: true (the launcher sizes the buffer from them)");
+  M = Good;
+  M.Kernels[0].Probes[0].OverflowCounter = false;
+  EXPECT_EQ(validateManifest(M).message(),
+            "kernels[0].probes[0].overflow_counter: a \"dynamic\" capacity "
+            "needs overflow_counter: true");
+  // A bytes parameter of 4 bytes holds a u32 too.
+  M = Good;
+  M.Kernels[0].Params[4] = {"cap", "b8", 4, 4, 24, ParamKind::Bytes, "", 0};
+  EXPECT_TRUE(validateManifest(M).ok()) << validateManifest(M).message();
+}
+
+TEST(Manifest, ProbeBufferSlotCounts) {
+  // Records, padded to 8; a u32 per slot, padded to 8; the counter.
+  ProbeBuffer P;
+  P.Level = ProbeLevel::Warp;
+  P.Capacity = 3;
+  P.RecordBytes = 4;
+  P.OverflowCounter = true;
+  Dim3 One{1, 1, 1}, Odd{65, 1, 1}; // 3 warps: 3 slots.
+  EXPECT_EQ(P.slots(One, Odd), 3u);
+  EXPECT_EQ(P.bufferBytes(One, Odd), 36u);
+  EXPECT_EQ(P.countsOffset(One, Odd), 40u);
+  EXPECT_EQ(P.overflowOffset(One, Odd), 40u); // No counts: as in version 3.
+  EXPECT_EQ(P.totalBytes(One, Odd), 48u);
+  P.SlotCounts = true;
+  EXPECT_EQ(P.countsOffset(One, Odd), 40u);
+  EXPECT_EQ(P.overflowOffset(One, Odd), 56u); // 12 bytes of counts -> 16.
+  EXPECT_EQ(P.totalBytes(One, Odd), 64u);
+  P.OverflowCounter = false;
+  EXPECT_EQ(P.totalBytes(One, Odd), 56u);
+  // A dynamic map before sizing: no records, the counts and the counter.
+  P.DynamicCapacity = true;
+  P.OverflowCounter = true;
+  P.Capacity = 0;
+  EXPECT_EQ(P.bufferBytes(One, Odd), 0u);
+  EXPECT_EQ(P.countsOffset(One, Odd), 0u);
+  EXPECT_EQ(P.overflowOffset(One, Odd), 16u);
+  EXPECT_EQ(P.totalBytes(One, Odd), 24u);
+  // Block level over a grid of 4 x 2: 8 slots, 32 bytes of counts.
+  P.Level = ProbeLevel::Block;
+  P.Capacity = 2;
+  P.RecordBytes = 12;
+  Dim3 Grid{4, 2, 1};
+  EXPECT_EQ(P.slots(Grid, Odd), 8u);
+  EXPECT_EQ(P.bufferBytes(Grid, Odd), 192u);
+  EXPECT_EQ(P.countsOffset(Grid, Odd), 192u);
+  EXPECT_EQ(P.overflowOffset(Grid, Odd), 224u);
+  EXPECT_EQ(P.totalBytes(Grid, Odd), 232u);
+}
+
 struct Malformed {
   const char *From;
   const char *To;
@@ -476,12 +649,12 @@ INSTANTIATE_TEST_SUITE_P(
                   R"("size": -4, "align": 4, "offset": 12)",
                   "kernels[0].params[2].size: expected an unsigned integer, "
                   "got a negative integer"},
-        Malformed{R"("manifest_version": 3)", R"("manifest_version": 4)",
-                  "manifest_version: unsupported version 4 (this runtime "
-                  "reads versions 1, 2 and 3)"},
+        Malformed{R"("manifest_version": 3)", R"("manifest_version": 5)",
+                  "manifest_version: unsupported version 5 (this runtime "
+                  "reads versions 1, 2, 3 and 4)"},
         Malformed{R"("manifest_version": 3)", R"("manifest_version": 0)",
                   "manifest_version: unsupported version 0 (this runtime "
-                  "reads versions 1, 2 and 3)"},
+                  "reads versions 1, 2, 3 and 4)"},
         Malformed{R"("manifest_version": 3,)", "", "manifest_version: missing"},
         Malformed{R"("format": "ptx")", R"("format": "sass")",
                   "module.format: expected \"ptx\" or \"cubin\", got "
@@ -666,6 +839,100 @@ INSTANTIATE_TEST_SUITE_P(
                   "kernels[0].fused_from[1].threads: overlaps the threads of "
                   "fused_from[0]",
                   ValidV1}));
+
+// Version 4's dynamic capacities and slot counts, and what version 3 lacks.
+INSTANTIATE_TEST_SUITE_P(
+    DynamicCapacity, MalformedManifest,
+    ::testing::Values(
+        Malformed{R"("capacity": 1,)", R"("capacity": "dynamic",)",
+                  "kernels[0].probes[0].capacity: \"dynamic\" is new in "
+                  "manifest_version 4 (this manifest is version 3)"},
+        Malformed{R"("capacity": 1,)", R"("capacity": 1, "capacity_param": 1,)",
+                  "kernels[0].probes[0].capacity_param: new in "
+                  "manifest_version 4 (this manifest is version 3)"},
+        Malformed{R"("overflow_counter": true)",
+                  R"("overflow_counter": true, "slot_counts": false)",
+                  "kernels[0].probes[0].slot_counts: new in manifest_version 4 "
+                  "(this manifest is version 3)"},
+        // Version 3 keeps its message for a capacity that is a string.
+        Malformed{R"("capacity": 1,)", R"("capacity": "lots",)",
+                  "kernels[0].probes[0].capacity: expected an unsigned "
+                  "integer, got string"},
+        Malformed{R"("capacity": "dynamic",)", R"("capacity": "lots",)",
+                  "kernels[0].probes[0].capacity: expected an unsigned "
+                  "integer or \"dynamic\", got \"lots\"",
+                  ValidV4},
+        Malformed{R"("capacity": 2,)", R"("capacity": -2,)",
+                  "kernels[0].probes[1].capacity: expected an unsigned "
+                  "integer or \"dynamic\", got a negative integer",
+                  ValidV4},
+        Malformed{R"("capacity": 2,)", R"("capacity": 0,)",
+                  "kernels[0].probes[1].capacity: expected a positive "
+                  "integer, got 0",
+                  ValidV4},
+        Malformed{R"("capacity_param": 4, )", "",
+                  "kernels[0].probes[0].capacity_param: missing (required "
+                  "when capacity is \"dynamic\")",
+                  ValidV4},
+        Malformed{R"("capacity": 2,)", R"("capacity": 2, "capacity_param": 1,)",
+                  "kernels[0].probes[1].capacity_param: only a \"dynamic\" "
+                  "capacity is passed in a parameter",
+                  ValidV4},
+        Malformed{R"("capacity_param": 4,)", R"("capacity_param": "4",)",
+                  "kernels[0].probes[0].capacity_param: expected an unsigned "
+                  "integer, got string",
+                  ValidV4},
+        Malformed{R"("capacity_param": 4,)", R"("capacity_param": 9,)",
+                  "kernels[0].probes[0].capacity_param: parameter 9 does not "
+                  "exist (the kernel has 6)",
+                  ValidV4},
+        Malformed{R"("capacity_param": 4,)", R"("capacity_param": 2,)",
+                  "kernels[0].probes[0].capacity_param: parameter 2 ('s', "
+                  ".f32, 4 bytes) is not a 4-byte integer and cannot hold a "
+                  "u32 capacity",
+                  ValidV4},
+        Malformed{R"("capacity_param": 4,)", R"("capacity_param": 0,)",
+                  "kernels[0].probes[0].capacity_param: parameter 0 ('a', "
+                  ".u64, 8 bytes) is not a 4-byte integer and cannot hold a "
+                  "u32 capacity",
+                  ValidV4},
+        Malformed{R"("capacity": 2,)",
+                  R"("capacity": "dynamic", "capacity_param": 4,
+                     "overflow_counter": true,)",
+                  "kernels[0].probes[1].capacity_param: parameter 4 is "
+                  "already the capacity of probes[0]",
+                  ValidV4},
+        Malformed{R"("overflow_counter": true, "slot_counts": true,)",
+                  R"("overflow_counter": true,)",
+                  "kernels[0].probes[0].slot_counts: a \"dynamic\" capacity "
+                  "needs slot_counts: true (the launcher sizes the buffer "
+                  "from them)",
+                  ValidV4},
+        Malformed{R"("overflow_counter": true, "slot_counts": true,)",
+                  R"("overflow_counter": true, "slot_counts": false,)",
+                  "kernels[0].probes[0].slot_counts: a \"dynamic\" capacity "
+                  "needs slot_counts: true (the launcher sizes the buffer "
+                  "from them)",
+                  ValidV4},
+        Malformed{R"("overflow_counter": true, "slot_counts": true,)",
+                  R"("slot_counts": true,)",
+                  "kernels[0].probes[0].overflow_counter: a \"dynamic\" "
+                  "capacity needs overflow_counter: true",
+                  ValidV4},
+        Malformed{R"("record_bytes": 4, "slot_counts": true,)",
+                  R"("record_bytes": 4, "slot_counts": 1,)",
+                  "kernels[0].probes[1].slot_counts: expected true or false, "
+                  "got an unsigned integer",
+                  ValidV4},
+        Malformed{R"("name": "f",)", R"("name": "f", "counts": true,)",
+                  "kernels[0].probes[1].counts: unknown key (expected one of: "
+                  "name, probe, param, level, capacity, capacity_param, "
+                  "record_bytes, overflow_counter, slot_counts, fields)",
+                  ValidV4},
+        Malformed{R"("manifest_version": 4)", R"("manifest_version": 5)",
+                  "manifest_version: unsupported version 5 (this runtime "
+                  "reads versions 1, 2, 3 and 4)",
+                  ValidV4}));
 
 TEST(Manifest, SyntaxErrorsSayWhere) {
   Expected<Manifest> M =

@@ -99,6 +99,8 @@ struct CudaDriverAPI {
   CUresult (*cuMemFree_v2)(CUdeviceptr);
   CUresult (*cuMemcpyHtoD_v2)(CUdeviceptr, const void *, size_t);
   CUresult (*cuMemcpyDtoH_v2)(void *, CUdeviceptr, size_t);
+  CUresult (*cuMemcpyDtoD_v2)(CUdeviceptr, CUdeviceptr, size_t);
+  CUresult (*cuMemGetInfo_v2)(size_t *, size_t *);
   CUresult (*cuMemsetD8_v2)(CUdeviceptr, unsigned char, size_t);
   CUresult (*cuModuleLoadDataEx)(CUmodule *, const void *, unsigned,
                                  CUjit_option *, void **);

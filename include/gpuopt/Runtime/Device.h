@@ -52,6 +52,8 @@ public:
   const CudaDriver &driver() const { return *D; }
   const DeviceInfo &info() const { return Info; }
   Status synchronize() const;
+  /// The device memory free now (cuMemGetInfo_v2).
+  Expected<uint64_t> freeMemory() const;
 
 private:
   Context() = default;
@@ -76,6 +78,9 @@ public:
   /// Copies Size bytes from Offset in the buffer to Data.
   Status download(void *Data, uint64_t Size, uint64_t Offset = 0) const;
   Status fill(uint8_t Byte) const;
+  /// Copies all of Src, which must be as large, into this buffer on the
+  /// device (cuMemcpyDtoD_v2).
+  Status copyFrom(const DeviceBuffer &Src) const;
 
 private:
   const Context *Ctx = nullptr;

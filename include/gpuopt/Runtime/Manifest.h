@@ -142,25 +142,44 @@ struct ProbeBuffer {
   /// The kernel parameter that receives the buffer's address.
   uint64_t Param = 0;
   ProbeLevel Level = ProbeLevel::Thread;
-  /// Records per thread, warp or block.
+  /// Records per thread, warp or block. For a DynamicCapacity map, the
+  /// capacity the launcher chose (0 until it sized the buffer).
   uint64_t Capacity = 0;
+  /// The capacity is not known before the kernel runs (manifest version 4:
+  /// "capacity": "dynamic"): the launcher chooses it, by a counting run, and
+  /// passes it in parameter CapacityParam.
+  bool DynamicCapacity = false;
+  /// For a DynamicCapacity map, the 4-byte (u32) kernel parameter that
+  /// receives the capacity (manifest version 4: "capacity_param"); unused
+  /// otherwise.
+  uint64_t CapacityParam = 0;
   uint64_t RecordBytes = 0;
   /// The buffer ends with a u64 that counts the records the kernel dropped
   /// because their slots were full (manifest version 3:
   /// "overflow_counter").
   bool OverflowCounter = false;
+  /// After the records comes a u32 per slot: how many records the slot's
+  /// writer tried to save, dropped ones included (manifest version 4:
+  /// "slot_counts"; required by DynamicCapacity).
+  bool SlotCounts = false;
   std::vector<ProbeField> Fields;
 
   /// Slot owners per block: the block's threads, ceil(threads / 32) warps,
   /// or 1.
   uint64_t unitsPerBlock(const Dim3 &Block) const;
+  /// Slots of the launch: grid blocks * unitsPerBlock.
+  uint64_t slots(const Dim3 &Grid, const Dim3 &Block) const;
   /// The records: grid blocks * unitsPerBlock * capacity * record bytes.
   uint64_t bufferBytes(const Dim3 &Grid, const Dim3 &Block) const;
-  /// Where the overflow counter lies (when OverflowCounter): the records'
-  /// bytes rounded up to a multiple of 8.
+  /// Where the slot counts lie (when SlotCounts): the records' bytes
+  /// rounded up to a multiple of 8.
+  uint64_t countsOffset(const Dim3 &Grid, const Dim3 &Block) const;
+  /// Where the overflow counter lies (when OverflowCounter): after the
+  /// records rounded up to a multiple of 8 and, with SlotCounts, the counts
+  /// (4 bytes a slot) rounded up to a multiple of 8.
   uint64_t overflowOffset(const Dim3 &Grid, const Dim3 &Block) const;
-  /// The whole buffer: the records rounded up to a multiple of 8, plus 8
-  /// bytes for the overflow counter when there is one.
+  /// The whole buffer: overflowOffset, plus 8 bytes for the overflow
+  /// counter when there is one.
   uint64_t totalBytes(const Dim3 &Grid, const Dim3 &Block) const;
   bool operator==(const ProbeBuffer &O) const;
 };
@@ -195,7 +214,7 @@ struct ModuleInfo {
 struct Manifest {
   /// The version writeManifest writes; readers accept OldestVersion to
   /// CurrentVersion (docs/manifest.md, "Versioning").
-  static constexpr int CurrentVersion = 3;
+  static constexpr int CurrentVersion = 4;
   static constexpr int OldestVersion = 1;
   ModuleInfo Module;
   std::vector<KernelInfo> Kernels;
@@ -216,7 +235,9 @@ std::string writeManifest(const Manifest &M);
 /// Checks what the JSON types cannot: layout (offsets aligned, in order, not
 /// overlapping), the fusion strategy and its thread ranges and ratios,
 /// argument maps in range, and probe buffers (parameters in range, 8 bytes
-/// and distinct; names unique; fields inside the record).
+/// and distinct; names unique; fields inside the record; a dynamic
+/// capacity's parameter in range, 4 bytes, not another map's buffer or
+/// capacity, with slot counts and an overflow counter).
 /// Errors name the JSON path of the offending value.
 Status validateManifest(const Manifest &M);
 
