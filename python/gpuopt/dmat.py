@@ -21,7 +21,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from gpuopt.trace import TraceError, load, parts, warp_times  # noqa: E402
+from gpuopt.trace import TraceError, load, parts, summary_part_label, warp_times  # noqa: E402
 
 MAP = "dmat"
 STORE = 0x80000000
@@ -148,7 +148,7 @@ def main(argv=None):
           f"overflow {s['overflow']}, dropped {s['dropped']}")
     print(f"  {_fmt(s)}")
     for p in s.get("parts", []):
-        name = "(no part)" if p["part"] is None else f"part {p['part']} ({p['kernel']})"
+        name = summary_part_label(p)
         print(f"    {name}: {_fmt(p)}")
     if args.json:
         with open(args.json, "w") as f:

@@ -20,7 +20,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from gpuopt.trace import TraceError, load, parts, warp_times  # noqa: E402
+from gpuopt.trace import TraceError, load, parts, summary_part_label, warp_times  # noqa: E402
 
 MAP = "program_progress"
 
@@ -121,7 +121,7 @@ def main(argv=None):
           f"overflow {s['overflow']}, dropped {s['dropped']}")
     print(f"  {_fmt(s)}")
     for d in s.get("parts", []):
-        name = "(no part)" if d["part"] is None else f"part {d['part']} ({d['kernel']})"
+        name = summary_part_label(d)
         print(f"    {name}: {_fmt(d)}")
     if args.json:
         with open(args.json, "w") as f:

@@ -15,7 +15,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from gpuopt.trace import TraceError, load, parts  # noqa: E402
+from gpuopt.trace import TraceError, load, parts, summary_part_label  # noqa: E402
 
 GMEM, TENSOR = "gmem_bytes", "tensorop_count"
 
@@ -78,8 +78,7 @@ def totals(trace):
     return out
 
 
-def _part(d):
-    return "(no part)" if d["part"] is None else f"part {d['part']} ({d['kernel']})"
+_part = summary_part_label
 
 
 def report(trace, out):

@@ -157,6 +157,11 @@ def part_label(names, part):
     return names.get(int(part), f"part {int(part)}")
 
 
+def summary_part_label(d):
+    """How the analyses name a per-part summary {"part", "kernel", ...}."""
+    return "(no part)" if d["part"] is None else f"part {d['part']} ({d['kernel']})"
+
+
 def parts(trace, records):
     """When `records` (a structured array) has a `part` field: a list of
     (part index or None for NO_PART, kernel name or None, boolean mask), in

@@ -23,7 +23,8 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from gpuopt.trace import TraceError, load, part_label, part_names, parts  # noqa: E402
+from gpuopt.trace import (TraceError, load, part_label, part_names, parts,  # noqa: E402
+                          summary_part_label)
 
 MAP = "warp_sched"
 
@@ -213,7 +214,7 @@ def main(argv=None):
     for line in _fmt(s):
         print(f"  {line}")
     for p in s.get("parts", []):
-        name = "(no part)" if p["part"] is None else f"part {p['part']} ({p['kernel']})"
+        name = summary_part_label(p)
         print(f"  {name}:")
         for line in _fmt(p):
             print(f"    {line}")
