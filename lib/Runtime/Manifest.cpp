@@ -553,9 +553,9 @@ Status ManifestReader::readProbe(const json &J, const std::string &Path,
     return S;
   Status Keys = Status::success();
   if (ReadVersion < 3)
-    Keys = expectObject(J, Path,
-                        {"name", "param", "level", "capacity", "record_bytes",
-                         "fields"});
+    Keys = expectObject(
+        J, Path,
+        {"name", "param", "level", "capacity", "record_bytes", "fields"});
   else if (ReadVersion < 4)
     Keys = expectObject(J, Path,
                         {"name", "probe", "param", "level", "capacity",

@@ -728,8 +728,8 @@ void checkArgs(KernelSpec &K) {
       Which = " of them probe parameters, whose buffers gpu-run allocates "
               "itself (give no --arg for them)";
     fatal("kernel '" + K.Label + "' has " + std::to_string(Params.size()) +
-          " parameters, " + std::to_string(NumProbes) + Which +
-          ": expected " + std::to_string(K.ArgParams.size()) + " --arg, " +
+          " parameters, " + std::to_string(NumProbes) + Which + ": expected " +
+          std::to_string(K.ArgParams.size()) + " --arg, " +
           std::to_string(K.Args.size()) + " given; its parameters:" + List);
   }
   for (size_t I = 0; I < K.Args.size(); ++I)
@@ -859,8 +859,7 @@ std::unique_ptr<ArgPack> packArgs(const KernelSpec &K,
     check(Pack->set(unsigned(PB.Param), &Ptr, sizeof(Ptr)));
     if (PB.DynamicCapacity) {
       uint32_t Capacity = uint32_t(PB.Capacity);
-      check(Pack->set(unsigned(PB.CapacityParam), &Capacity,
-                      sizeof(Capacity)));
+      check(Pack->set(unsigned(PB.CapacityParam), &Capacity, sizeof(Capacity)));
     }
   }
   return Pack;
@@ -912,9 +911,9 @@ std::vector<std::string> countingRun(const Context &C, KernelSpec &K,
   for (size_t I = 0; I < K.Args.size(); ++I) {
     if (!K.Args[I].isBuffer())
       continue;
-    Copies[I] = allocateFor(C, P.Buffers[I].size(),
-                            What + ": cannot copy argument " +
-                                std::to_string(I));
+    Copies[I] =
+        allocateFor(C, P.Buffers[I].size(),
+                    What + ": cannot copy argument " + std::to_string(I));
     check(Copies[I].copyFrom(P.Buffers[I]));
   }
   std::vector<DeviceBuffer> Probes;
@@ -965,18 +964,19 @@ void allocateProbes(const Context &C, const KernelSpec &K, Prepared &P) {
       P.Probes.push_back(take(DeviceBuffer::allocate(C, Bytes)));
       continue;
     }
-    std::string Need = "kernel '" + K.Label + "': probe map '" + PB.Name +
-                       "' needs " + std::to_string(PB.Capacity) +
-                       " records per slot (" +
-                       std::to_string(PB.slots(Grid, Block)) + " slots of " +
-                       std::to_string(PB.RecordBytes) + "-byte records): " +
-                       std::to_string(Bytes) + " bytes of buffer";
+    std::string Need =
+        "kernel '" + K.Label + "': probe map '" + PB.Name + "' needs " +
+        std::to_string(PB.Capacity) + " records per slot (" +
+        std::to_string(PB.slots(Grid, Block)) + " slots of " +
+        std::to_string(PB.RecordBytes) +
+        "-byte records): " + std::to_string(Bytes) + " bytes of buffer";
     uint64_t Free = take(C.freeMemory());
     if (Bytes > Free)
       fatal(Need + ", more than the " + std::to_string(Free) +
             " bytes of device memory free");
-    P.Probes.push_back(allocateFor(C, Bytes, Need + ", which cannot be "
-                                                    "allocated"));
+    P.Probes.push_back(allocateFor(C, Bytes,
+                                   Need + ", which cannot be "
+                                          "allocated"));
   }
 }
 
@@ -1276,8 +1276,7 @@ int main(int Argc, char **Argv) {
     allocateProbes(*Ctx, K, P);
     for (const DeviceBuffer &B : P.Probes)
       check(B.fill(0));
-    P.Args =
-        packArgs(K, K.Kernel.Params, P.Buffers, P.Probes, /*Probed=*/true);
+    P.Args = packArgs(K, K.Kernel.Params, P.Buffers, P.Probes, /*Probed=*/true);
     check(launch(*Ctx, *P.Fn, K.Config, *P.Args));
     check(syncAfter(*Ctx, "kernel '" + K.Label + "' failed"));
     std::printf("kernel %s (%s): grid %s, block %s, dynamic smem %llu; %d "
@@ -1350,7 +1349,7 @@ int main(int Argc, char **Argv) {
       fatal(OtherPath + ": kernel '" + OtherKernel + "' has " +
             std::to_string(OtherParams.size()) + " parameters, '" + K.Label +
             "' has " + std::to_string(K.Args.size()) +
-            (K.Kernel.Probes.empty()        ? ""
+            (K.Kernel.Probes.empty()      ? ""
              : hasDynamicProbes(K.Kernel) ? " besides its probe buffers and "
                                             "capacities"
                                           : " besides its probe buffers"));

@@ -535,8 +535,8 @@ TEST(Manifest, Version3ContentRoundTripsWithoutVersion4Keys) {
   EXPECT_EQ(Text.find("capacity_param"), std::string::npos);
   EXPECT_EQ(Text.find("slot_counts"), std::string::npos);
   EXPECT_EQ(Text.find("\"dynamic\""), std::string::npos);
-  std::string AsV3 = replaceOnce(Text, "\"manifest_version\": 4",
-                                 "\"manifest_version\": 3");
+  std::string AsV3 =
+      replaceOnce(Text, "\"manifest_version\": 4", "\"manifest_version\": 3");
   Expected<Manifest> Back = parseManifest(AsV3, "as-v3.json");
   ASSERT_TRUE(Back) << Back.status().message();
   EXPECT_TRUE(*Back == *M);
