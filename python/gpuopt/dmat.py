@@ -14,14 +14,13 @@ is a density of accesses over (time since warp start, address).
 """
 
 import argparse
-import json
 import os
 import sys
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from gpuopt.trace import TraceError, load, parts, summary_part_label, warp_times  # noqa: E402
+from gpuopt.trace import TraceError, load, parts, print_summary, warp_times  # noqa: E402
 
 MAP = "dmat"
 STORE = 0x80000000
@@ -144,15 +143,7 @@ def main(argv=None):
         print("dmat: error: no records were written", file=sys.stderr)
         return 2
     s = summary(trace, a)
-    print(f"{trace.info.get('kernel')}: grid {trace.grid}, block {trace.block}; "
-          f"overflow {s['overflow']}, dropped {s['dropped']}")
-    print(f"  {_fmt(s)}")
-    for p in s.get("parts", []):
-        name = summary_part_label(p)
-        print(f"    {name}: {_fmt(p)}")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(s, f, indent=1)
+    print_summary(trace, s, _fmt, args.json)
     if args.plot:
         plot(a, args.plot, args.y)
         print(f"  wrote {args.plot}")

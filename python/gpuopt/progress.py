@@ -13,14 +13,13 @@ successive records; the plot draws site against time for up to 64 warps.
 """
 
 import argparse
-import json
 import os
 import sys
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from gpuopt.trace import TraceError, load, parts, summary_part_label, warp_times  # noqa: E402
+from gpuopt.trace import TraceError, load, parts, print_summary, warp_times  # noqa: E402
 
 MAP = "program_progress"
 
@@ -117,15 +116,7 @@ def main(argv=None):
         print("progress: error: no records were written", file=sys.stderr)
         return 2
     s = summary(trace, p)
-    print(f"{trace.info.get('kernel')}: grid {trace.grid}, block {trace.block}; "
-          f"overflow {s['overflow']}, dropped {s['dropped']}")
-    print(f"  {_fmt(s)}")
-    for d in s.get("parts", []):
-        name = summary_part_label(d)
-        print(f"    {name}: {_fmt(d)}")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(s, f, indent=1)
+    print_summary(trace, s, _fmt, args.json)
     if args.plot:
         plot(p, args.plot)
         print(f"  wrote {args.plot}")

@@ -162,6 +162,19 @@ def summary_part_label(d):
     return "(no part)" if d["part"] is None else f"part {d['part']} ({d['kernel']})"
 
 
+def print_summary(trace, s, fmt, json_path=None):
+    """The report of a per-record analysis (dmat, progress): the kernel, the
+    overflow, the summary and each part's; and `s` as JSON when asked."""
+    print(f"{trace.info.get('kernel')}: grid {trace.grid}, block {trace.block}; "
+          f"overflow {s['overflow']}, dropped {s['dropped']}")
+    print(f"  {fmt(s)}")
+    for d in s.get("parts", []):
+        print(f"    {summary_part_label(d)}: {fmt(d)}")
+    if json_path:
+        with open(json_path, "w") as f:
+            json.dump(s, f, indent=1)
+
+
 def parts(trace, records):
     """When `records` (a structured array) has a `part` field: a list of
     (part index or None for NO_PART, kernel name or None, boolean mask), in
