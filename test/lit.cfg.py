@@ -88,8 +88,10 @@ config.substitutions.append(
      os.path.join(config.gpuopt_obj_root, "unittests", "Runtime",
                   "libfakecuda_emulated.so")))
 
-# Unit tests of the libraries the passes use (unittests/Support, Target).
+# Unit tests of the dialect and the libraries the passes use
+# (unittests/Dialect, Support, Target).
 for name, folder, binary in (
+        ("dialect", "Dialect", "GPUOptDialectTests"),
         ("support", "Support", "GPUOptSupportTests"),
         ("target", "Target", "GPUOptTargetTests")):
     config.substitutions.append(

@@ -15,69 +15,6 @@ using namespace mlir;
 using namespace gpuopt;
 using namespace gpuopt::ptx;
 
-void gpuopt::walkOperandLeaves(Attribute operand,
-                               llvm::function_ref<void(Attribute)> fn) {
-  if (auto addr = dyn_cast<AddressAttr>(operand)) {
-    walkOperandLeaves(addr.getBase(), fn);
-    if (addr.getIndices())
-      walkOperandLeaves(addr.getIndices(), fn);
-    return;
-  }
-  if (auto vec = dyn_cast<VectorAttr>(operand)) {
-    for (Attribute e : vec.getElements())
-      walkOperandLeaves(e, fn);
-    return;
-  }
-  if (auto list = dyn_cast<ListAttr>(operand)) {
-    for (Attribute e : list.getElements())
-      walkOperandLeaves(e, fn);
-    return;
-  }
-  if (auto array = dyn_cast<ArrayAttr>(operand)) {
-    for (Attribute e : array)
-      walkOperandLeaves(e, fn);
-    return;
-  }
-  if (auto neg = dyn_cast<NotAttr>(operand))
-    return walkOperandLeaves(neg.getOperand(), fn);
-  if (auto pair = dyn_cast<PairAttr>(operand)) {
-    walkOperandLeaves(pair.getFirst(), fn);
-    walkOperandLeaves(pair.getSecond(), fn);
-    return;
-  }
-  fn(operand);
-}
-
-Attribute
-gpuopt::mapOperandLeaves(Attribute operand,
-                         llvm::function_ref<Attribute(Attribute)> fn) {
-  MLIRContext *ctx = operand.getContext();
-  auto mapArray = [&](ArrayAttr array) {
-    SmallVector<Attribute> elements;
-    for (Attribute e : array)
-      elements.push_back(mapOperandLeaves(e, fn));
-    return ArrayAttr::get(ctx, elements);
-  };
-  if (auto addr = dyn_cast<AddressAttr>(operand)) {
-    Attribute indices = addr.getIndices();
-    return AddressAttr::get(ctx, mapOperandLeaves(addr.getBase(), fn),
-                            addr.getTerms(), addr.getMinus(),
-                            indices ? mapOperandLeaves(indices, fn) : indices);
-  }
-  if (auto vec = dyn_cast<VectorAttr>(operand))
-    return VectorAttr::get(ctx, mapArray(vec.getElements()));
-  if (auto list = dyn_cast<ListAttr>(operand))
-    return ListAttr::get(ctx, mapArray(list.getElements()));
-  if (auto array = dyn_cast<ArrayAttr>(operand))
-    return mapArray(array);
-  if (auto neg = dyn_cast<NotAttr>(operand))
-    return NotAttr::get(ctx, mapOperandLeaves(neg.getOperand(), fn));
-  if (auto pair = dyn_cast<PairAttr>(operand))
-    return PairAttr::get(ctx, mapOperandLeaves(pair.getFirst(), fn),
-                         mapOperandLeaves(pair.getSecond(), fn));
-  return fn(operand);
-}
-
 static std::optional<Dim3> toDim3(std::optional<ArrayRef<int32_t>> dims) {
   if (!dims)
     return std::nullopt;

@@ -15,8 +15,18 @@
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/RegionKindInterface.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "ptx/IR/PTXDialect.h.inc"
+
+namespace gpuopt::ptx {
+/// The memory that probe code reads and writes: its record buffers and local
+/// variables, disjoint from every buffer the kernel uses.
+struct ProbeBufferResource
+    : public mlir::SideEffects::Resource::Base<ProbeBufferResource> {
+  llvm::StringRef getName() final { return "ProbeBuffer"; }
+};
+} // namespace gpuopt::ptx
 
 #define GET_ATTRDEF_CLASSES
 #include "ptx/IR/PTXAttrs.h.inc"
@@ -40,6 +50,18 @@ void resolveBareIdentifiers(mlir::Region &body,
 /// invariants that MLIR's generic verifier rechecks op by op hold by
 /// construction; skipping that walk saves a fifth of the import time.
 mlir::LogicalResult verifyImportedModule(PTXModuleOp module);
+
+/// Calls `fn` on every operand leaf of `operand`: registers, special
+/// registers, symbols, immediates, labels, looking through addresses,
+/// vectors, lists, negations and pairs.
+void walkOperandLeaves(mlir::Attribute operand,
+                       llvm::function_ref<void(mlir::Attribute)> fn);
+
+/// Rebuilds `operand` with every leaf replaced by `fn(leaf)` (which returns
+/// the leaf itself to keep it).
+mlir::Attribute
+mapOperandLeaves(mlir::Attribute operand,
+                 llvm::function_ref<mlir::Attribute(mlir::Attribute)> fn);
 
 /// True if `name` (with `%`, without a `.x` suffix) is a PTX special register.
 bool isSpecialRegisterName(llvm::StringRef name);

@@ -22,6 +22,7 @@ include "mlir/IR/BuiltinAttributeInterfaces.td"
 include "mlir/IR/OpBase.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/IR/RegionKindInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
 
 //===----------------------------------------------------------------------===//
 // Dialect
@@ -317,6 +318,57 @@ def PTX_ScopeOp : PTX_Op<"scope", [NoTerminator, SingleBlock,
   let assemblyFormat = "attr-dict-with-keyword $body";
   let extraClassDeclaration = [{
     ::mlir::Block *getBodyBlock() { return &getBody().front(); }
+  }];
+}
+
+// What probe code may touch in memory: its own record buffers (and local
+// variables), never the kernel's memory.
+def PTX_ProbeBuffer : Resource<"::gpuopt::ptx::ProbeBufferResource">;
+
+def PTX_ProbeOp : PTX_Op<"probe", [NoTerminator, SingleBlock,
+    NoRegionArguments,
+    MemoryEffects<[MemRead<PTX_ProbeBuffer>, MemWrite<PTX_ProbeBuffer>]>]> {
+  let summary = "Instrumentation code that the kernel cannot observe";
+  let description = [{
+    The statements `--probe` inserts at one probe point (`point`: the kernel
+    entry, an exit, or before/after one instruction). They print inline, as
+    if the op were not there; the op marks them as the probe's so that the
+    verifier can prove that the kernel cannot tell they ran:
+
+    - they write only registers declared inside probe ops (the probe's), and
+      the kernel outside probe ops never names those registers, nor the
+      probe's `.local` variables or labels;
+    - they store only to global memory through a probe register (the record
+      buffers) or to the probe's `.local` variables, and load only `.param`
+      and those variables;
+    - they hold no barrier, fence, synchronising, warp-collective,
+      call, return or `setmaxnreg` instruction, and branch only to labels
+      inside the same op, so control enters at the top and leaves at the
+      bottom.
+
+    Its memory effects are therefore only reads and writes of the probe
+    buffers (`ProbeBuffer`), not the kernel's memory.
+
+    ```mlir
+    ptx.probe "kernel.exit" {
+      ptx.inst "mov.u32 %__pr_block_sched_end, %clock"
+      ptx.inst "@%__pr_lead_warp st.global.b32 [%__pr_addr_block_sched+12], %__pr_block_sched_end"
+    }
+    ```
+  }];
+  let arguments = (ins StrAttr:$point);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$point attr-dict-with-keyword $body";
+  let hasRegionVerifier = 1;
+  let skipDefaultBuilders = 1;
+  let builders = [OpBuilder<(ins "::llvm::StringRef":$point)>];
+  let extraClassDeclaration = [{
+    ::mlir::Block *getBodyBlock() { return &getBody().front(); }
+    /// True for opcodes that probe code never contains: they touch memory,
+    /// synchronise, act on the warp as a whole or change control flow. A
+    /// probe op still holds `st`/`red` to global or local, `ld` of `.param`
+    /// or local, and `bra` within itself, which the verifier checks apart.
+    static bool isForbiddenOpcode(::llvm::StringRef opcode);
   }];
 }
 

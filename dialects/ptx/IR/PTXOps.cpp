@@ -339,6 +339,40 @@ ParseResult FuncOp::parse(OpAsmParser &parser, OperationState &result) {
 }
 void FuncOp::print(OpAsmPrinter &p) { printFunctionLike(p, *this); }
 
+/// Calls `fn` on each statement of `block` in order, with the statements of
+/// a ptx.probe in place of the op: probe code prints inline, so it shares
+/// the enclosing scope's registers and labels. Stops at the first failure.
+template <typename Fn>
+static LogicalResult forEachStatement(Block &block, Fn &&fn) {
+  for (Operation &op : block) {
+    if (auto probe = dyn_cast<ProbeOp>(op)) {
+      if (failed(forEachStatement(*probe.getBodyBlock(), fn)))
+        return failure();
+    } else if (failed(fn(op))) {
+      return failure();
+    }
+  }
+  return success();
+}
+
+/// Whether `registers` (name -> range count, -1 for a single register)
+/// declares register `name`: `%r12` is declared by `%r<N>` with N > 12.
+static bool declaresRegister(const llvm::StringMap<int64_t> &registers,
+                             StringRef name) {
+  if (registers.count(name))
+    return true;
+  size_t digits = name.size();
+  while (digits > 0 && llvm::isDigit(name[digits - 1]))
+    --digits;
+  if (digits == name.size() || digits == 0)
+    return false;
+  auto it = registers.find(name.take_front(digits));
+  uint64_t index;
+  return it != registers.end() && it->second >= 0 &&
+         !name.drop_front(digits).getAsInteger(10, index) &&
+         index < uint64_t(it->second);
+}
+
 namespace {
 /// What one `{ }` scope declares: registers (name -> range count, -1 for a
 /// single register) and labels.
@@ -362,24 +396,9 @@ public:
 private:
   /// The innermost scope that declares register `name`, or -1.
   int findDeclaringScope(StringRef name) {
-    // %r12 is declared by %r<N> with N > 12.
-    size_t digits = name.size();
-    while (digits > 0 && llvm::isDigit(name[digits - 1]))
-      --digits;
-    StringRef prefix = name.take_front(digits);
-    for (int i = scopes.size() - 1; i >= 0; --i) {
-      const llvm::StringMap<int64_t> &registers = scopes[i]->registers;
-      if (registers.count(name))
+    for (int i = scopes.size() - 1; i >= 0; --i)
+      if (declaresRegister(scopes[i]->registers, name))
         return i;
-      if (digits == name.size() || digits == 0)
-        continue;
-      auto it = registers.find(prefix);
-      uint64_t index;
-      if (it != registers.end() && it->second >= 0 &&
-          !name.drop_front(digits).getAsInteger(10, index) &&
-          index < uint64_t(it->second))
-        return i;
-    }
     return -1;
   }
 
@@ -443,20 +462,22 @@ private:
     scopes.push_back(&scope);
     auto popScope = llvm::make_scope_exit([&] { scopes.pop_back(); });
     // Labels may be used before they are defined; collect them first.
-    for (Operation &op : block) {
-      if (auto label = dyn_cast<LabelOp>(op)) {
-        if (!scope.labels.insert(label.getName()).second)
-          return label.emitOpError("label '")
-                 << label.getName() << "' is defined twice in one scope";
-      } else if (auto directive = dyn_cast<DirectiveOp>(op)) {
-        // `tbl: .branchtargets ...` defines the label `tbl`.
-        StringRef text = directive.getText();
-        size_t colon = text.find(':');
-        if (colon != StringRef::npos)
-          scope.labels.insert(text.take_front(colon).trim());
-      }
-    }
-    for (Operation &op : block) {
+    if (failed(forEachStatement(block, [&](Operation &op) -> LogicalResult {
+          if (auto label = dyn_cast<LabelOp>(op)) {
+            if (!scope.labels.insert(label.getName()).second)
+              return label.emitOpError("label '")
+                     << label.getName() << "' is defined twice in one scope";
+          } else if (auto directive = dyn_cast<DirectiveOp>(op)) {
+            // `tbl: .branchtargets ...` defines the label `tbl`.
+            StringRef text = directive.getText();
+            size_t colon = text.find(':');
+            if (colon != StringRef::npos)
+              scope.labels.insert(text.take_front(colon).trim());
+          }
+          return success();
+        })))
+      return failure();
+    return forEachStatement(block, [&](Operation &op) -> LogicalResult {
       if (auto reg = dyn_cast<RegOp>(op)) {
         scope.registers[reg.getName()] =
             reg.getCount() ? int64_t(*reg.getCount()) : -1;
@@ -476,8 +497,8 @@ private:
         return op.emitOpError("is not allowed inside a function body of ")
                << function->getName();
       }
-    }
-    return success();
+      return success();
+    });
   }
 
   Operation *function;
@@ -487,6 +508,215 @@ private:
 };
 } // namespace
 
+//===----------------------------------------------------------------------===//
+// Probe code
+//===----------------------------------------------------------------------===//
+
+void ProbeOp::build(OpBuilder &builder, OperationState &state,
+                    StringRef point) {
+  state.getOrAddProperties<Properties>().point = builder.getStringAttr(point);
+  state.addRegion()->emplaceBlock();
+}
+
+bool ProbeOp::isForbiddenOpcode(StringRef opcode) {
+  static constexpr StringLiteral forbidden[] = {
+      "ld",         "ldu",          "st",
+      "atom",       "red",          "bar",
+      "barrier",    "bra",          "brx",
+      "call",       "ret",          "exit",
+      "trap",       "membar",       "fence",
+      "mbarrier",   "cp",           "tensormap",
+      "wgmma",      "setmaxnreg",   "stmatrix",
+      "ldmatrix",   "prefetch",     "prefetchu",
+      "discard",    "applypriority", "createpolicy",
+      "multimem",   "griddepcontrol", "elect",
+      "vote",       "shfl",         "match",
+      "redux",      "activemask",   "nanosleep",
+      "pmevent",    "suld",         "sust",
+      "sured",      "tex",          "tld4",
+      "txq",        "suq",          "istypep",
+      "alloca",     "stackrestore", "stacksave",
+      "clusterlaunchcontrol", "tcgen05", "mma",
+      "wmma"};
+  return llvm::is_contained(forbidden, opcode);
+}
+
+/// The name a `bra` goes to, whether the parser took it for a label or a
+/// symbol.
+static StringRef getBranchTarget(InstOp inst) {
+  ArrayAttr operands = inst.getPtxOperands();
+  if (operands.empty())
+    return {};
+  if (auto label = dyn_cast<LabelRefAttr>(operands[0]))
+    return label.getName();
+  if (auto sym = dyn_cast<FlatSymbolRefAttr>(operands[0]))
+    return sym.getValue();
+  return {};
+}
+
+/// What the op's statements may be on their own; what they may touch is
+/// checked for the whole function (verifyProbeIsolation), which knows the
+/// probe's registers.
+LogicalResult ProbeOp::verifyRegions() {
+  llvm::DenseSet<StringRef> labels;
+  for (Operation &op : *getBodyBlock())
+    if (auto label = dyn_cast<LabelOp>(op))
+      labels.insert(label.getName());
+  for (Operation &op : *getBodyBlock()) {
+    if (auto var = dyn_cast<VarOp>(op)) {
+      if (var.getSpace() != ".local")
+        return var.emitOpError("in a probe declares ")
+               << var.getSpace()
+               << " memory; probe code declares only .local variables";
+      continue;
+    }
+    if (isa<RegOp, LabelOp>(op))
+      continue;
+    auto inst = dyn_cast<InstOp>(op);
+    if (!inst)
+      return op.emitOpError("is not allowed in a probe: probe code holds only "
+                            "instructions, register and .local declarations "
+                            "and labels");
+    StringRef opcode = inst.getOpcode();
+    StringRef space = inst.getStateSpace();
+    if (opcode == "bra") {
+      if (!labels.contains(getBranchTarget(inst)))
+        return inst.emitOpError("in a probe branches outside it: probe code "
+                                "may branch only to its own labels, so that "
+                                "the kernel's control flow stays as it is");
+      continue;
+    }
+    if ((opcode == "st" && (space == "global" || space == "local")) ||
+        (opcode == "red" && space == "global") ||
+        (opcode == "ld" && (space == "param" || space == "local")))
+      continue;
+    if (isForbiddenOpcode(opcode))
+      return inst.emitOpError("'")
+             << inst.getFullOpcode()
+             << "' is not allowed in a probe: it touches memory, synchronises, "
+                "acts on the whole warp or changes control flow, which the "
+                "kernel could observe";
+  }
+  return success();
+}
+
+/// The registers an instruction of probe code writes: its first operand,
+/// unless it is a store or a branch.
+static Attribute getWrittenOperand(InstOp inst) {
+  StringRef opcode = inst.getOpcode();
+  ArrayAttr operands = inst.getPtxOperands();
+  if (operands.empty() || opcode == "st" || opcode == "red" || opcode == "bra")
+    return {};
+  return operands[0];
+}
+
+/// Proves that the kernel cannot observe its probes: probe code writes only
+/// the probe's registers (declared in probe ops), stores only through them
+/// or to the probe's .local variables, and the kernel never names a probe
+/// register, variable or label. Together with ProbeOp::verifyRegions (no
+/// barriers, no jumps out), the kernel computes what it computed before.
+static LogicalResult verifyProbeIsolation(Block &body) {
+  llvm::StringMap<int64_t> registers;
+  llvm::StringSet<> variables;
+  llvm::DenseSet<StringRef> labels;
+  bool anyProbe = false;
+  body.walk([&](ProbeOp probe) {
+    anyProbe = true;
+    for (Operation &op : *probe.getBodyBlock()) {
+      if (auto reg = dyn_cast<RegOp>(op))
+        registers[reg.getName()] =
+            reg.getCount() ? int64_t(*reg.getCount()) : -1;
+      else if (auto var = dyn_cast<VarOp>(op))
+        variables.insert(var.getName());
+      else if (auto label = dyn_cast<LabelOp>(op))
+        labels.insert(label.getName());
+    }
+  });
+  if (!anyProbe)
+    return success();
+  auto isProbeRegister = [&](RegisterAttr reg) {
+    return declaresRegister(registers, reg.getBaseName());
+  };
+  WalkResult result = body.walk([&](InstOp inst) -> WalkResult {
+    bool inProbe = inst->getParentOfType<ProbeOp>() != nullptr;
+    if (!inProbe) {
+      // The kernel names nothing of the probe's.
+      std::string clash;
+      auto check = [&](Attribute leaf) {
+        if (auto reg = dyn_cast<RegisterAttr>(leaf)) {
+          if (isProbeRegister(reg))
+            clash = ("register '" + reg.getName() + "'").str();
+        } else if (auto sym = dyn_cast<FlatSymbolRefAttr>(leaf)) {
+          if (variables.contains(sym.getValue()))
+            clash = ("variable '" + sym.getValue() + "'").str();
+          else if (labels.contains(sym.getValue()))
+            clash = ("label '" + sym.getValue() + "'").str();
+        } else if (auto label = dyn_cast<LabelRefAttr>(leaf)) {
+          if (labels.contains(label.getName()))
+            clash = ("label '" + label.getName() + "'").str();
+        }
+      };
+      if (RegisterAttr guard = inst.getGuardAttr())
+        check(guard);
+      walkOperandLeaves(inst.getPtxOperandsAttr(), check);
+      if (!clash.empty()) {
+        inst.emitOpError("names the probe's ")
+            << clash << " outside probe code; probes and kernel must not "
+                        "share state";
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    }
+    if (Attribute written = getWrittenOperand(inst)) {
+      std::string kernelRegister;
+      walkOperandLeaves(written, [&](Attribute leaf) {
+        if (auto reg = dyn_cast<RegisterAttr>(leaf);
+            reg && !isProbeRegister(reg))
+          kernelRegister = reg.getName().str();
+      });
+      if (!kernelRegister.empty()) {
+        inst.emitOpError("in a probe writes '")
+            << kernelRegister
+            << "', which is not a probe register; probe code writes only "
+               "registers declared in probe ops";
+        return WalkResult::interrupt();
+      }
+    }
+    StringRef opcode = inst.getOpcode();
+    if (opcode != "st" && opcode != "red" && opcode != "ld")
+      return WalkResult::advance();
+    // ld/st/red: the address is the first operand of a store, the second
+    // of a load.
+    ArrayAttr operands = inst.getPtxOperands();
+    unsigned index = opcode == "ld" ? 1 : 0;
+    auto address = index < operands.size()
+                       ? dyn_cast<AddressAttr>(operands[index])
+                       : AddressAttr();
+    StringRef space = inst.getStateSpace();
+    if (space == "param")
+      return WalkResult::advance();
+    bool owned = false;
+    if (address && !address.getIndices()) {
+      Attribute base = address.getBase();
+      if (space == "local")
+        owned = isa<FlatSymbolRefAttr>(base) &&
+                variables.contains(cast<FlatSymbolRefAttr>(base).getValue());
+      else
+        owned = isa<RegisterAttr>(base) &&
+                isProbeRegister(cast<RegisterAttr>(base));
+    }
+    if (!owned) {
+      inst.emitOpError("in a probe accesses memory that is not the probe's: "
+                       "probe code stores to global memory only through a "
+                       "probe register (its buffers) and uses only its own "
+                       ".local variables");
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
 template <typename OpT>
 static LogicalResult verifyFunctionLike(OpT op,
                                         bool verifyInstructions = false) {
@@ -494,7 +724,9 @@ static LogicalResult verifyFunctionLike(OpT op,
     return success();
   if (op.getBody().front().getNumArguments() != 0)
     return op.emitOpError("body must not have block arguments");
-  return FunctionBodyVerifier(op, verifyInstructions).verify(op.getBody());
+  if (failed(FunctionBodyVerifier(op, verifyInstructions).verify(op.getBody())))
+    return failure();
+  return verifyProbeIsolation(op.getBody().front());
 }
 
 static LogicalResult verifyEntry(EntryOp op, bool verifyInstructions) {
@@ -631,6 +863,73 @@ LogicalResult InstOp::verify() {
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// Operand leaves
+//===----------------------------------------------------------------------===//
+
+void gpuopt::ptx::walkOperandLeaves(Attribute operand,
+                                    llvm::function_ref<void(Attribute)> fn) {
+  if (auto addr = dyn_cast<AddressAttr>(operand)) {
+    walkOperandLeaves(addr.getBase(), fn);
+    if (addr.getIndices())
+      walkOperandLeaves(addr.getIndices(), fn);
+    return;
+  }
+  if (auto vec = dyn_cast<VectorAttr>(operand)) {
+    for (Attribute e : vec.getElements())
+      walkOperandLeaves(e, fn);
+    return;
+  }
+  if (auto list = dyn_cast<ListAttr>(operand)) {
+    for (Attribute e : list.getElements())
+      walkOperandLeaves(e, fn);
+    return;
+  }
+  if (auto array = dyn_cast<ArrayAttr>(operand)) {
+    for (Attribute e : array)
+      walkOperandLeaves(e, fn);
+    return;
+  }
+  if (auto neg = dyn_cast<NotAttr>(operand))
+    return walkOperandLeaves(neg.getOperand(), fn);
+  if (auto pair = dyn_cast<PairAttr>(operand)) {
+    walkOperandLeaves(pair.getFirst(), fn);
+    walkOperandLeaves(pair.getSecond(), fn);
+    return;
+  }
+  fn(operand);
+}
+
+Attribute
+gpuopt::ptx::mapOperandLeaves(Attribute operand,
+                              llvm::function_ref<Attribute(Attribute)> fn) {
+  MLIRContext *ctx = operand.getContext();
+  auto mapArray = [&](ArrayAttr array) {
+    SmallVector<Attribute> elements;
+    for (Attribute e : array)
+      elements.push_back(mapOperandLeaves(e, fn));
+    return ArrayAttr::get(ctx, elements);
+  };
+  if (auto addr = dyn_cast<AddressAttr>(operand)) {
+    Attribute indices = addr.getIndices();
+    return AddressAttr::get(ctx, mapOperandLeaves(addr.getBase(), fn),
+                            addr.getTerms(), addr.getMinus(),
+                            indices ? mapOperandLeaves(indices, fn) : indices);
+  }
+  if (auto vec = dyn_cast<VectorAttr>(operand))
+    return VectorAttr::get(ctx, mapArray(vec.getElements()));
+  if (auto list = dyn_cast<ListAttr>(operand))
+    return ListAttr::get(ctx, mapArray(list.getElements()));
+  if (auto array = dyn_cast<ArrayAttr>(operand))
+    return mapArray(array);
+  if (auto neg = dyn_cast<NotAttr>(operand))
+    return NotAttr::get(ctx, mapOperandLeaves(neg.getOperand(), fn));
+  if (auto pair = dyn_cast<PairAttr>(operand))
+    return PairAttr::get(ctx, mapOperandLeaves(pair.getFirst(), fn),
+                         mapOperandLeaves(pair.getSecond(), fn));
+  return fn(operand);
+}
+
 bool InstOp::hasModifier(StringRef name) {
   return llvm::any_of(getModifiers(), [&](Attribute m) {
     return cast<StringAttr>(m).getValue() == name;
@@ -721,38 +1020,31 @@ public:
 
   void resolveBlock(Block &block) {
     Scope &scope = scopes.emplace_back();
-    for (Operation &op : block) {
+    (void)forEachStatement(block, [&](Operation &op) {
       if (auto label = dyn_cast<LabelOp>(op))
         scope.labels.insert(label.getName());
       else if (auto reg = dyn_cast<RegOp>(op);
                reg && !reg.getName().starts_with("%"))
         scope.registers[reg.getName()] =
             reg.getCount() ? int64_t(*reg.getCount()) : -1;
-    }
-    for (Operation &op : block) {
+      return success();
+    });
+    (void)forEachStatement(block, [&](Operation &op) {
       if (auto nested = dyn_cast<ScopeOp>(op))
         resolveBlock(*nested.getBodyBlock());
       else if (auto inst = dyn_cast<InstOp>(op);
                inst && (!only || only->contains(inst)))
         update(inst);
-    }
+      return success();
+    });
     scopes.pop_back();
   }
 
 private:
   bool isRegister(StringRef name) const {
-    StringRef prefix = name.rtrim("0123456789");
-    uint64_t index;
-    bool numbered = prefix.size() != name.size() &&
-                    !name.drop_front(prefix.size()).getAsInteger(10, index);
-    for (const Scope &scope : llvm::reverse(scopes)) {
-      if (scope.registers.count(name))
-        return true;
-      auto it = numbered ? scope.registers.find(prefix) : scope.registers.end();
-      if (it != scope.registers.end() && index < uint64_t(it->second))
-        return true;
-    }
-    return false;
+    return llvm::any_of(scopes, [&](const Scope &scope) {
+      return declaresRegister(scope.registers, name);
+    });
   }
   bool isLabel(StringRef name) const {
     return llvm::any_of(scopes, [&](const Scope &scope) {

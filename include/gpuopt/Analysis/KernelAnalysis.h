@@ -165,17 +165,8 @@ private:
   unsigned numInstructions = 0, numGlobalMemory = 0, numTensor = 0;
 };
 
-/// Calls `fn` on every operand leaf of `operand`: registers, special
-/// registers, symbols, immediates, labels, looking through addresses,
-/// vectors, lists, negations and pairs.
-void walkOperandLeaves(mlir::Attribute operand,
-                       llvm::function_ref<void(mlir::Attribute)> fn);
-
-/// Rebuilds `operand` with every leaf replaced by `fn(leaf)` (which returns
-/// the leaf itself to keep it).
-mlir::Attribute
-mapOperandLeaves(mlir::Attribute operand,
-                 llvm::function_ref<mlir::Attribute(mlir::Attribute)> fn);
+using ptx::mapOperandLeaves;
+using ptx::walkOperandLeaves;
 
 } // namespace gpuopt
 

@@ -42,6 +42,10 @@ static LogicalResult printBody(Block &block, llvm::raw_ostream &os,
         return failure();
       indent();
       os << "}\n";
+    } else if (auto probe = dyn_cast<ProbeOp>(op)) {
+      // Probe code is the kernel's own statements in PTX.
+      if (failed(printBody(*probe.getBodyBlock(), os, depth)))
+        return failure();
     } else if (isa<VarOp>(op)) {
       indent();
       printVariable(&op, os);

@@ -118,61 +118,22 @@ struct CheckedProbe {
   SmallVector<std::tuple<std::string, std::string, std::string>> carried;
 };
 
-/// Instructions a snippet may not contain: they touch memory, synchronise or
-/// change control flow, which the kernel could observe.
-bool isForbiddenOpcode(StringRef opcode) {
-  static constexpr StringRef forbidden[] = {"ld",
-                                            "ldu",
-                                            "st",
-                                            "atom",
-                                            "red",
-                                            "bar",
-                                            "barrier",
-                                            "bra",
-                                            "brx",
-                                            "call",
-                                            "ret",
-                                            "exit",
-                                            "trap",
-                                            "membar",
-                                            "fence",
-                                            "mbarrier",
-                                            "cp",
-                                            "tensormap",
-                                            "wgmma",
-                                            "setmaxnreg",
-                                            "stmatrix",
-                                            "ldmatrix",
-                                            "prefetch",
-                                            "prefetchu",
-                                            "discard",
-                                            "applypriority",
-                                            "createpolicy",
-                                            "multimem",
-                                            "griddepcontrol",
-                                            "elect",
-                                            "vote",
-                                            "shfl",
-                                            "match",
-                                            "redux",
-                                            "activemask",
-                                            "nanosleep",
-                                            "pmevent",
-                                            "suld",
-                                            "sust",
-                                            "sured",
-                                            "tex",
-                                            "tld4",
-                                            "txq",
-                                            "suq",
-                                            "istypep",
-                                            "alloca",
-                                            "stackrestore",
-                                            "stacksave",
-                                            "clusterlaunchcontrol",
-                                            "tcgen05"};
-  return llvm::is_contained(forbidden, opcode);
-}
+/// Builds into a new ptx.probe at the builder's insertion point; when it
+/// goes out of scope, the builder goes on after the op.
+class ProbeOpInsertion {
+public:
+  ProbeOpInsertion(OpBuilder &builder, Location loc, StringRef point)
+      : builder(builder), op(ProbeOp::create(builder, loc, point)) {
+    builder.setInsertionPointToEnd(op.getBodyBlock());
+  }
+  ProbeOpInsertion(const ProbeOpInsertion &) = delete;
+  ProbeOpInsertion &operator=(const ProbeOpInsertion &) = delete;
+  ~ProbeOpInsertion() { builder.setInsertionPointAfter(op); }
+
+private:
+  OpBuilder &builder;
+  ProbeOp op;
+};
 
 class ProbeInserter {
 public:
@@ -286,7 +247,7 @@ static FailureOr<CheckedProbe> checkProbe(ProbeSpec spec, MLIRContext *ctx) {
         if (failed(parser.parseInstruction(syntax)))
           return failure();
         StringRef opcode = syntax.opcode.getValue();
-        if (isForbiddenOpcode(opcode))
+        if (ProbeOp::isForbiddenOpcode(opcode))
           return emitError(loc)
                  << "probe '" << s.name << "': '" << opcode
                  << "' is not allowed in a snippet: snippets compute in the "
@@ -852,11 +813,23 @@ LogicalResult ProbeInserter::emitInstructionPoints(ArrayRef<InstOp> kernelInsts,
                                   "operand for {addr}";
             continue;
           }
+          if (!isa<RegisterAttr, FlatSymbolRefAttr, IntImmAttr>(
+                  address.getBase())) {
+            inst.emitWarning() << "probe '" << probe.spec.name
+                               << "': not recorded here: an address of a "
+                                  "form {addr} does not take";
+            continue;
+          }
         }
         // Whatever reads the kernel's registers goes before the instruction,
         // which may overwrite them; the probe reads them into its own.
+        std::string opcode = inst.getFullOpcode();
         builder.setInsertionPoint(inst);
         sb.setLoc(inst.getLoc());
+        bool copies = address || isa_and_nonnull<RegisterAttr>(named.bytes);
+        std::optional<ProbeOpInsertion> probeOp;
+        if (copies || !point.after)
+          probeOp.emplace(builder, inst.getLoc(), "before " + opcode);
         if (auto reg = dyn_cast_or_null<RegisterAttr>(named.bytes)) {
           sb.inst("mov.b32 %__pr_w32, " + reg.getName());
           sb.inst("cvt.u64.u32 %__pr_w, " + reg.getName());
@@ -873,18 +846,17 @@ LogicalResult ProbeInserter::emitInstructionPoints(ArrayRef<InstOp> kernelInsts,
           } else if (auto sym = dyn_cast<FlatSymbolRefAttr>(base)) {
             sb.inst("mov.u64 %__pr_a, " + sym.getValue());
             sb.inst("add.s64 %__pr_a, %__pr_a, " + Twine(offset));
-          } else if (auto imm = dyn_cast<IntImmAttr>(base)) {
-            sb.inst("mov.u64 %__pr_a, " + Twine(imm.getValue() + offset));
           } else {
-            inst.emitWarning() << "probe '" << probe.spec.name
-                               << "': not recorded here: an address of a "
-                                  "form {addr} does not take";
-            continue;
+            auto imm = cast<IntImmAttr>(base);
+            sb.inst("mov.u64 %__pr_a, " + Twine(imm.getValue() + offset));
           }
           named.addr = RegisterAttr::get(ctx, "%__pr_a");
         }
-        if (point.after)
+        if (point.after) {
+          probeOp.reset();
           builder.setInsertionPointAfter(inst);
+          probeOp.emplace(builder, inst.getLoc(), "after " + opcode);
+        }
         // A guarded instruction: its snippet runs when the guard holds.
         std::string skip;
         if (inst.getGuard()) {
@@ -1056,6 +1028,8 @@ LogicalResult ProbeInserter::instrument(EntryOp entry) {
   OpBuilder builder(ctx);
   builder.setInsertionPointToStart(body);
   StatementBuilder sb(builder, loc);
+  std::optional<ProbeOpInsertion> entryProbe;
+  entryProbe.emplace(builder, loc, "kernel.entry");
   for (const CheckedProbe &probe : probes) {
     for (const TypedName &reg : probe.spec.registers)
       sb.reg("." + reg.type, probe.registers.lookup(reg.name).first);
@@ -1108,15 +1082,17 @@ LogicalResult ProbeInserter::instrument(EntryOp entry) {
     sb.inst("mov.u32 %__pr_part, -1");
     for (auto [index, scope] : llvm::enumerate(partScopes)) {
       OpBuilder partBuilder = OpBuilder::atBlockBegin(scope.getBodyBlock());
+      ProbeOpInsertion partProbe(partBuilder, scope.getLoc(),
+                                 "part " + std::to_string(index));
       StatementBuilder partSb(partBuilder, scope.getLoc());
       partSb.inst("mov.u32 %__pr_part, " + Twine(index));
     }
   }
   if (failed(emitPoint(sb, PointKind::KernelEntry)))
     return failure();
+  entryProbe.reset();
   if (failed(emitInstructionPoints(kernelInsts, sb)))
     return failure();
-  builder.setInsertionPointToStart(body);
 
   if (!hasExit)
     return success();
@@ -1131,24 +1107,18 @@ LogicalResult ProbeInserter::instrument(EntryOp entry) {
   for (InstOp exit : exits) {
     builder.setInsertionPoint(exit);
     sb.setLoc(exit.getLoc());
+    ProbeOpInsertion exitProbe(builder, exit.getLoc(), "kernel.exit");
     std::string skip;
     if (exit.getGuard()) {
-      // `@%p ret` -> `@!%p bra skip; <exit snippets>; ret; skip:`
+      // `@%p ret` -> `@!%p bra skip; <exit snippets>; skip: @%p ret`
       skip = "$__pr_skip_" + std::to_string(labelCounter++);
       sb.inst(Twine("@") + (exit.getGuardNegated() ? "" : "!") +
               exit.getGuard()->getName() + " bra " + skip);
     }
     if (failed(emitPoint(sb, PointKind::KernelExit)))
       return failure();
-    if (!skip.empty()) {
-      builder.setInsertionPoint(exit);
-      InstOp::create(builder, exit.getLoc(), RegisterAttr(), UnitAttr(),
-                     exit.getOpcodeAttr(), exit.getModifiersAttr(),
-                     exit.getPtxOperandsAttr());
-      builder.setInsertionPointAfter(exit);
+    if (!skip.empty())
       sb.label(skip);
-      exit.erase();
-    }
   }
   // A body that ends without ret or exit falls off the end: that is an exit.
   Operation *last = body->empty() ? nullptr : &body->back();
@@ -1159,6 +1129,7 @@ LogicalResult ProbeInserter::instrument(EntryOp entry) {
   if (!endsInExit) {
     builder.setInsertionPointToEnd(body);
     sb.setLoc(loc);
+    ProbeOpInsertion exitProbe(builder, loc, "kernel.exit");
     if (failed(emitPoint(sb, PointKind::KernelExit)))
       return failure();
   }

@@ -1,0 +1,236 @@
+// ptx.probe: the verifier proves that the kernel cannot observe probe code.
+// RUN: gpu-opt %s -split-input-file -verify-diagnostics | FileCheck %s
+
+// Probe code shares the function's scope: registers declared by the entry
+// probe are the probe's in every later probe op; it may read the kernel's
+// registers and predicates, branch within itself, store through its own
+// registers and use its own .local variables.
+// CHECK-LABEL: ptx.entry ".visible .entry ok(
+// CHECK:         ptx.probe "kernel.entry" {
+// CHECK:           ptx.reg ".reg .b64 %__pr_addr"
+// CHECK:         ptx.probe "before ld.global.u32" {
+// CHECK-NEXT:      ptx.inst "add.s64 %__pr_a, %rd1, 4"
+// CHECK:         ptx.probe "kernel.exit" {
+// CHECK-NEXT:      ptx.inst "@!%p1 bra $__pr_skip_0"
+ptx.module @m version "8.7" target ["sm_90a"] address_size 64 {
+  ptx.entry ".visible .entry ok(.param .u64 in, .param .u64 .ptr .global .align 8 __probe_t)" {
+    ptx.probe "kernel.entry" {
+      ptx.reg ".reg .b64 %__pr_addr"
+      ptx.reg ".reg .b64 %__pr_a"
+      ptx.reg ".reg .b32 %__pr_c<2>"
+      ptx.var ".local .u64 __pr_local_addr"
+      ptx.inst "ld.param.u64 %__pr_addr, [__probe_t]"
+      ptx.inst "st.local.u64 [__pr_local_addr], %__pr_addr"
+    }
+    ptx.reg ".reg .pred %p<2>"
+    ptx.reg ".reg .b32 %r<2>"
+    ptx.reg ".reg .b64 %rd<2>"
+    ptx.inst "ld.param.u64 %rd1, [in]"
+    ptx.probe "before ld.global.u32" {
+      ptx.inst "add.s64 %__pr_a, %rd1, 4"
+    }
+    ptx.inst "ld.global.u32 %r1, [%rd1+4]"
+    ptx.inst "setp.eq.u32 %p1, %r1, 0"
+    ptx.probe "kernel.exit" {
+      ptx.inst "@!%p1 bra $__pr_skip_0"
+      ptx.inst "ld.local.u64 %__pr_addr, [__pr_local_addr]"
+      ptx.inst "mov.u32 %__pr_c1, %clock"
+      ptx.inst "st.global.b32 [%__pr_addr+8], %__pr_c1"
+      ptx.inst "st.global.b64 [%__pr_addr], %__pr_a"
+      ptx.inst "red.global.add.u64 [%__pr_addr+16], 1"
+      ptx.label "$__pr_skip_0:"
+    }
+    ptx.inst "@%p1 ret"
+  }
+}
+
+// -----
+
+ptx.module @m version "8.7" target ["sm_90a"] {
+  ptx.entry ".entry k()" {
+    ptx.reg ".reg .b32 %r<2>"
+    ptx.probe "kernel.entry" {
+      // expected-error@+1 {{in a probe writes '%r1', which is not a probe register}}
+      ptx.inst "mov.u32 %r1, %clock"
+    }
+  }
+}
+
+// -----
+
+ptx.module @m version "8.7" target ["sm_90a"] {
+  ptx.entry ".entry k()" {
+    ptx.reg ".reg .pred %p<2>"
+    ptx.probe "kernel.entry" {
+      ptx.reg ".reg .b32 %__pr_c"
+      // Predicates are registers too.
+      // expected-error@+1 {{in a probe writes '%p1'}}
+      ptx.inst "setp.eq.u32 %p1, %__pr_c, 0"
+    }
+  }
+}
+
+// -----
+
+ptx.module @m version "8.7" target ["sm_90a"] {
+  ptx.entry ".entry k()" {
+    ptx.probe "kernel.entry" {
+      ptx.reg ".reg .b32 %__pr_c<3>"
+      ptx.inst "mov.u32 %__pr_c2, %clock"
+    }
+    ptx.reg ".reg .b32 %r<2>"
+    // expected-error@+1 {{names the probe's register '%__pr_c2' outside probe code}}
+    ptx.inst "add.u32 %r1, %__pr_c2, 1"
+  }
+}
+
+// -----
+
+ptx.module @m version "8.7" target ["sm_90a"] {
+  ptx.entry ".entry k()" {
+    ptx.probe "kernel.entry" {
+      ptx.inst "bra $__pr_in_probe"
+      ptx.label "$__pr_in_probe:"
+    }
+    // expected-error@+1 {{names the probe's label '$__pr_in_probe' outside probe code}}
+    ptx.inst "bra $__pr_in_probe"
+  }
+}
+
+// -----
+
+ptx.module @m version "8.7" target ["sm_90a"] {
+  ptx.entry ".entry k()" {
+    ptx.probe "kernel.exit" {
+      // expected-error@+1 {{in a probe branches outside it}}
+      ptx.inst "bra $L_kernel"
+    }
+    ptx.label "$L_kernel:"
+    ptx.inst "ret"
+  }
+}
+
+// -----
+
+ptx.module @m version "8.7" target ["sm_90a"] {
+  ptx.entry ".entry k()" {
+    ptx.probe "kernel.exit" {
+      // expected-error@+1 {{'bar.sync' is not allowed in a probe}}
+      ptx.inst "bar.sync 0"
+    }
+  }
+}
+
+// -----
+
+ptx.module @m version "8.7" target ["sm_90a"] {
+  ptx.entry ".entry k()" {
+    ptx.probe "kernel.entry" {
+      // Warpgroup register budgets are the kernel's.
+      // expected-error@+1 {{'setmaxnreg.inc.sync.aligned.u32' is not allowed in a probe}}
+      ptx.inst "setmaxnreg.inc.sync.aligned.u32 240"
+    }
+  }
+}
+
+// -----
+
+ptx.module @m version "8.7" target ["sm_90a"] {
+  ptx.entry ".entry k()" {
+    ptx.probe "kernel.exit" {
+      // expected-error@+1 {{'ret' is not allowed in a probe}}
+      ptx.inst "ret"
+    }
+  }
+}
+
+// -----
+
+ptx.module @m version "8.7" target ["sm_90a"] {
+  ptx.entry ".entry k(.param .u64 out)" {
+    ptx.reg ".reg .b64 %rd<2>"
+    ptx.inst "ld.param.u64 %rd1, [out]"
+    ptx.probe "kernel.exit" {
+      ptx.reg ".reg .b32 %__pr_c"
+      // A store through the kernel's pointer could hit the kernel's data.
+      // expected-error@+1 {{in a probe accesses memory that is not the probe's}}
+      ptx.inst "st.global.b32 [%rd1], %__pr_c"
+    }
+  }
+}
+
+// -----
+
+ptx.module @m version "8.7" target ["sm_90a"] {
+  ptx.entry ".entry k()" {
+    ptx.probe "kernel.exit" {
+      ptx.reg ".reg .b64 %__pr_a"
+      ptx.reg ".reg .b32 %__pr_c"
+      // expected-error@+1 {{'ld.global.u32' is not allowed in a probe}}
+      ptx.inst "ld.global.u32 %__pr_c, [%__pr_a]"
+    }
+  }
+}
+
+// -----
+
+ptx.module @m version "8.7" target ["sm_90a"] {
+  ptx.entry ".entry k()" {
+    ptx.probe "kernel.exit" {
+      ptx.reg ".reg .b64 %__pr_a"
+      ptx.reg ".reg .b32 %__pr_c"
+      // expected-error@+1 {{'st.shared.u32' is not allowed in a probe}}
+      ptx.inst "st.shared.u32 [%__pr_a], %__pr_c"
+    }
+  }
+}
+
+// -----
+
+ptx.module @m version "8.7" target ["sm_90a"] {
+  ptx.entry ".entry k()" {
+    ptx.var ".local .u32 depot"
+    ptx.probe "kernel.exit" {
+      ptx.reg ".reg .b32 %__pr_c"
+      // The kernel's local memory is the kernel's.
+      // expected-error@+1 {{in a probe accesses memory that is not the probe's}}
+      ptx.inst "st.local.u32 [depot], %__pr_c"
+    }
+  }
+}
+
+// -----
+
+ptx.module @m version "8.7" target ["sm_90a"] {
+  ptx.entry ".entry k()" {
+    ptx.probe "kernel.entry" {
+      // expected-error@+1 {{in a probe declares .shared memory}}
+      ptx.var ".shared .u32 __pr_tile"
+    }
+  }
+}
+
+// -----
+
+ptx.module @m version "8.7" target ["sm_90a"] {
+  ptx.entry ".entry k()" {
+    ptx.probe "kernel.entry" {
+      ptx.var ".local .u32 __pr_saved"
+    }
+    ptx.reg ".reg .b32 %r<2>"
+    // expected-error@+1 {{names the probe's variable '__pr_saved' outside probe code}}
+    ptx.inst "ld.local.u32 %r1, [__pr_saved]"
+  }
+}
+
+// -----
+
+ptx.module @m version "8.7" target ["sm_90a"] {
+  ptx.entry ".entry k()" {
+    ptx.probe "kernel.entry" {
+      // expected-error@+1 {{is not allowed in a probe: probe code holds only}}
+      ptx.scope {
+      }
+    }
+  }
+}
