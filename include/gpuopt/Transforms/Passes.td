@@ -158,38 +158,43 @@ def Probe : Pass<"probe", "mlir::ModuleOp"> {
     writes a record into the slot of the thread, warp or block, never past
     its capacity (a full slot counts an overflow instead). Snippets may use
     only the probe's registers, special registers and immediates, and no
-    memory, barrier or branch instruction: the kernel's registers, memory and
-    control flow are left as they were. The entry's `gpuopt.probes`
-    attribute becomes the manifest's `probes`. docs/probes.md has the spec
-    format.
+    memory, barrier or branch instruction. The code of each point goes into
+    a `ptx.probe` op, whose verifier proves that the kernel's registers,
+    memory and control flow are left as they were (and which prints inline).
+    The entry's `gpuopt.probes` attribute becomes the manifest's `probes`.
+    docs/probes.md has the spec format.
 
     Before (`--probe=block_sched`):
-    ```
-    .visible .entry k(.param .u64 out) {
+    ```mlir
+    ptx.entry ".visible .entry k(.param .u64 out)" {
       ...
-      @%p1 ret;
+      ptx.inst "@%p1 ret"
       ...
-      ret;
+      ptx.inst "ret"
     }
     ```
     After:
-    ```
-    .visible .entry k(.param .u64 out,
-                      .param .u64 .ptr .global .align 8 __probe_block_sched) {
-      .reg .u32 %__pr_block_sched_start; ...
-      mov.u32 %__pr_block_sched_start, %clock;
+    ```mlir
+    ptx.entry ".visible .entry k(.param .u64 out, .param .u64 .ptr .global .align 8 __probe_block_sched)" {
+      ptx.probe "kernel.entry" {
+        ptx.reg ".reg .u32 %__pr_block_sched_start"
+        ...
+        ptx.inst "mov.u32 %__pr_block_sched_start, %clock"
+      }
       ...
-      @!%p1 bra $__pr_skip_0;
-      mov.u32 %__pr_t0, %laneid;              // only lane 0 writes
-      setp.ne.u32 %__pr_ok, %__pr_t0, 0;
-      @%__pr_ok bra $__pr_done_1;
-      mov.u32 %__pr_block_sched_end, %clock; ...
-      ...                                     // the warp's slot
-      @%__pr_lead_warp st.global.b32 [%__pr_addr_block_sched+8], %__pr_block_sched_start;
-      ...
-    $__pr_done_1:
-      ret;
-    $__pr_skip_0:
+      ptx.probe "kernel.exit" {
+        ptx.inst "@!%p1 bra $__pr_skip_0"
+        ptx.inst "mov.u32 %__pr_t0, %laneid"        // only lane 0 writes
+        ptx.inst "setp.ne.u32 %__pr_ok, %__pr_t0, 0"
+        ptx.inst "@%__pr_ok bra $__pr_done_1"
+        ptx.inst "mov.u32 %__pr_block_sched_end, %clock"
+        ...                                          // the warp's slot
+        ptx.inst "@%__pr_lead_warp st.global.b32 [%__pr_addr_block_sched+8], %__pr_block_sched_start"
+        ...
+        ptx.label "$__pr_done_1:"
+        ptx.label "$__pr_skip_0:"
+      }
+      ptx.inst "@%p1 ret"
       ...
     }
     ```
