@@ -500,8 +500,13 @@ void KernelFuser::buildEntry() {
           param.getIsPtr()));
     }
   }
+  // The fused kernel stands where its parts' kernels stood: diagnostics
+  // about it (probes, ptxas) point at them.
+  SmallVector<Location> partLocs;
+  for (PartContext &part : parts)
+    partLocs.push_back(part.analysis->getEntry().getLoc());
   fusedEntry = EntryOp::create(
-      builder, loc, builder.getStringAttr(plan.name),
+      builder, FusedLoc::get(ctx, partLocs), builder.getStringAttr(plan.name),
       builder.getStringAttr(".visible"), builder.getArrayAttr(params),
       ArrayAttr(), DenseI32ArrayAttr(),
       builder.getDenseI32ArrayAttr(
