@@ -201,6 +201,12 @@ LogicalResult hfuse::checkFusionPlan(ModuleOp root, const FusionPlan &plan,
     std::string hazard = analysis.getFusionHazard();
     if (!hazard.empty())
       return refuse(hazard);
+    // Its probe buffers would lose their manifest entry and the fused
+    // kernel's records their part; probes go on the fused kernel.
+    if (entry->hasAttr("gpuopt.probes"))
+      return refuse("it is probed already; give --probe after --hfuse, so "
+                    "that the fused kernel is probed and its records name "
+                    "their part");
     StringRef moduleChip = analysis.getModule().getChip();
     if (chip.empty())
       chip = moduleChip;
