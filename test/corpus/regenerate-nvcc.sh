@@ -2,7 +2,8 @@
 # Regenerates the nvcc-produced PTX corpus in test/corpus/nvcc/ from the
 # project's benchmark kernels in benchmarks/kernels/ and the feature sources
 # in test/corpus/cuda/ (public-style CUDA: CCCL, TMA, clusters, fp8, inline
-# asm as CUTLASS writes it, separate compilation).
+# asm as CUTLASS writes it, separate compilation, warp specialisation with
+# setmaxnreg as FlashAttention-3 writes it).
 #
 # From benchmarks/kernels/*.cu:
 #   <name>.ptx      -ptx -arch=sm_90a -O3 -lineinfo   (every kernel)
