@@ -1136,6 +1136,43 @@ LogicalResult ProbeInserter::instrument(EntryOp entry) {
   return success();
 }
 
+/// A kernel that sets its warpgroups' registers with setmaxnreg: its launch
+/// register count is fixed by the setmaxnreg immediates and launch bounds,
+/// and ptxas keeps each region within its budget by spilling. It is never
+/// capped (a .maxnreg below the consumers' budget would leave their
+/// setmaxnreg.inc waiting for registers forever, and without launch bounds
+/// it would turn on setmaxnreg that ptxas ignored); new spills are reported.
+/// Fails for such a kernel, so that the caller leaves it alone.
+static LogicalResult checkWarpSpecialized(EntryOp entry,
+                                          const KernelResources &before,
+                                          const KernelResources &after) {
+  KernelAnalysis analysis(entry);
+  if (analysis.getSetmaxnreg().empty())
+    return success();
+  uint64_t spillsBefore = before.spillStores + before.spillLoads;
+  uint64_t spillsAfter = after.spillStores + after.spillLoads;
+  if (spillsAfter > spillsBefore) {
+    int64_t smallest = 0;
+    for (InstOp inst : analysis.getSetmaxnreg()) {
+      ArrayAttr operands = inst.getPtxOperands();
+      auto imm = operands.empty() ? IntImmAttr()
+                                  : dyn_cast<IntImmAttr>(operands[0]);
+      if (imm)
+        smallest =
+            smallest ? std::min(smallest, imm.getValue()) : imm.getValue();
+    }
+    entry.emitWarning() << "probe: '" << entry.getSymName() << "' spills "
+                        << spillsAfter - spillsBefore
+                        << " more bytes once probed: the probes' state does "
+                           "not fit a warpgroup's setmaxnreg budget (the "
+                           "smallest is "
+                        << smallest
+                        << " registers); fewer probes at once, or `carry: "
+                           "local` in their specs, keep it out of registers";
+  }
+  return failure();
+}
+
 namespace {
 struct ProbePass : public gpuopt::impl::ProbeBase<ProbePass> {
   using ProbeBase::ProbeBase;
@@ -1183,7 +1220,7 @@ struct ProbePass : public gpuopt::impl::ProbeBase<ProbePass> {
     PtxasOptions ptxasOptions;
     ptxasOptions.ptxasPath = ptxas;
     ptxasOptions.chip = chip;
-    llvm::StringMap<unsigned> registersBefore;
+    llvm::StringMap<KernelResources> resourcesBefore;
     SmallVector<PTXModuleOp> modules;
     for (EntryOp entry : entries) {
       auto module = entry->getParentOfType<PTXModuleOp>();
@@ -1202,7 +1239,7 @@ struct ProbePass : public gpuopt::impl::ProbeBase<ProbePass> {
         }
         for (const KernelResources &k : *report)
           if (k.isEntry)
-            registersBefore[k.kernel] = k.registers;
+            resourcesBefore[k.kernel] = k;
       }
     ProbeInserter inserter(root, probes);
     for (EntryOp entry : entries) {
@@ -1220,22 +1257,25 @@ struct ProbePass : public gpuopt::impl::ProbeBase<ProbePass> {
       if (failed(report))
         return signalPassFailure();
       for (const KernelResources &k : *report) {
-        auto before = registersBefore.find(k.kernel);
-        if (!k.isEntry || before == registersBefore.end())
-          continue;
-        unsigned cap = std::max(24u, llvm::alignTo<8>(before->second));
-        if (k.registers <= cap)
+        auto before = resourcesBefore.find(k.kernel);
+        if (!k.isEntry || before == resourcesBefore.end())
           continue;
         EntryOp entry = *llvm::find_if(entries, [&](EntryOp e) {
           return e.getSymName() == k.kernel &&
                  e->getParentOfType<PTXModuleOp>() == module;
         });
+        if (failed(checkWarpSpecialized(entry, before->second, k)))
+          continue;
+        unsigned cap =
+            std::max(24u, llvm::alignTo<8>(before->second.registers));
+        if (k.registers <= cap)
+          continue;
         if (entry.getMaxnreg())
           continue;
         entry.setMaxnreg(cap);
         ++numCapped;
         entry.emitRemark() << "probe: capped '" << k.kernel << "' at .maxnreg "
-                           << cap << " (it had " << before->second
+                           << cap << " (it had " << before->second.registers
                            << " registers; instrumented, ptxas used "
                            << k.registers
                            << ", which would lower its occupancy)";
