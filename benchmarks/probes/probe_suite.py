@@ -64,7 +64,10 @@ def ptxas_resources(ptxas, ptx, entry):
         return {"error": (r.stderr or r.stdout).strip()[:500]}
     current, res = None, {}
     for line in (r.stderr + r.stdout).splitlines():
-        m = re.search(r"Compiling entry function '([^']+)'", line)
+        # Each function's figures follow its own header; the probes' exit
+        # function (a .func) has one too.
+        m = (re.search(r"Compiling entry function '([^']+)'", line)
+             or re.search(r"Function properties for (\S+)", line))
         if m:
             current = m.group(1)
         m = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", line)

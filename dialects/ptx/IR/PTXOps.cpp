@@ -554,20 +554,40 @@ static StringRef getBranchTarget(InstOp inst) {
   return {};
 }
 
-/// What the op's statements may be on their own; what they may touch is
-/// checked for the whole function (verifyProbeIsolation), which knows the
-/// probe's registers.
-LogicalResult ProbeOp::verifyRegions() {
-  llvm::DenseSet<StringRef> labels;
-  for (Operation &op : *getBodyBlock())
-    if (auto label = dyn_cast<LabelOp>(op))
-      labels.insert(label.getName());
-  for (Operation &op : *getBodyBlock()) {
+/// Whether `callee` is probe code: a `.func` without results whose body is
+/// one ptx.probe followed by `ret` (the exit function --probe builds).
+static bool isProbeFunction(Operation *callee) {
+  auto func = dyn_cast_or_null<FuncOp>(callee);
+  if (!func || !func.hasBody() || func.getReturnParams())
+    return false;
+  SmallVector<Operation *> statements;
+  for (Operation &op : *func.getBodyBlock())
+    if (!isa<LocOp>(op))
+      statements.push_back(&op);
+  auto ret = statements.size() == 2 ? dyn_cast<InstOp>(statements[1])
+                                    : InstOp();
+  return isa<ProbeOp>(statements[0]) && ret && ret.getOpcode() == "ret" &&
+         !ret.getGuard();
+}
+
+/// Checks the statements of a probe (and of `{ }` scopes in it, which hold
+/// call sequences) on their own; what they may touch is checked for the
+/// whole function (verifyProbeIsolation), which knows the probe's
+/// registers.
+static LogicalResult verifyProbeStatements(Block &block,
+                                           const llvm::DenseSet<StringRef> &labels) {
+  for (Operation &op : block) {
+    if (auto scope = dyn_cast<ScopeOp>(op)) {
+      if (failed(verifyProbeStatements(*scope.getBodyBlock(), labels)))
+        return failure();
+      continue;
+    }
     if (auto var = dyn_cast<VarOp>(op)) {
-      if (var.getSpace() != ".local")
+      if (var.getSpace() != ".local" && var.getSpace() != ".param")
         return var.emitOpError("in a probe declares ")
                << var.getSpace()
-               << " memory; probe code declares only .local variables";
+               << " memory; probe code declares only .local variables and "
+                  ".param call arguments";
       continue;
     }
     if (isa<RegOp, LabelOp>(op))
@@ -575,8 +595,8 @@ LogicalResult ProbeOp::verifyRegions() {
     auto inst = dyn_cast<InstOp>(op);
     if (!inst)
       return op.emitOpError("is not allowed in a probe: probe code holds only "
-                            "instructions, register and .local declarations "
-                            "and labels");
+                            "instructions, register and variable "
+                            "declarations, labels and call scopes");
     StringRef opcode = inst.getOpcode();
     StringRef space = inst.getStateSpace();
     if (opcode == "bra") {
@@ -586,11 +606,24 @@ LogicalResult ProbeOp::verifyRegions() {
                                 "the kernel's control flow stays as it is");
       continue;
     }
-    if ((opcode == "st" && (space == "global" || space == "local")) ||
+    if (opcode == "call") {
+      ArrayAttr operands = inst.getPtxOperands();
+      auto callee = operands.empty() ? FlatSymbolRefAttr()
+                                     : dyn_cast<FlatSymbolRefAttr>(operands[0]);
+      if (!callee ||
+          !isProbeFunction(SymbolTable::lookupNearestSymbolFrom(inst, callee)))
+        return inst.emitOpError("in a probe calls something other than probe "
+                                "code: probe code calls only functions whose "
+                                "body is one ptx.probe and `ret`, and that "
+                                "return nothing");
+      continue;
+    }
+    if ((opcode == "st" &&
+         (space == "global" || space == "local" || space == "param")) ||
         (opcode == "red" && space == "global") ||
         (opcode == "ld" && (space == "param" || space == "local")))
       continue;
-    if (isForbiddenOpcode(opcode))
+    if (ProbeOp::isForbiddenOpcode(opcode))
       return inst.emitOpError("'")
              << inst.getFullOpcode()
              << "' is not allowed in a probe: it touches memory, synchronises, "
@@ -598,6 +631,12 @@ LogicalResult ProbeOp::verifyRegions() {
                 "kernel could observe";
   }
   return success();
+}
+
+LogicalResult ProbeOp::verifyRegions() {
+  llvm::DenseSet<StringRef> labels;
+  walk([&](LabelOp label) { labels.insert(label.getName()); });
+  return verifyProbeStatements(*getBodyBlock(), labels);
 }
 
 /// The registers an instruction of probe code writes: its first operand,
@@ -622,7 +661,7 @@ static LogicalResult verifyProbeIsolation(Block &body) {
   bool anyProbe = false;
   body.walk([&](ProbeOp probe) {
     anyProbe = true;
-    for (Operation &op : *probe.getBodyBlock()) {
+    probe.walk([&](Operation *op) {
       if (auto reg = dyn_cast<RegOp>(op))
         registers[reg.getName()] =
             reg.getCount() ? int64_t(*reg.getCount()) : -1;
@@ -630,7 +669,7 @@ static LogicalResult verifyProbeIsolation(Block &body) {
         variables.insert(var.getName());
       else if (auto label = dyn_cast<LabelOp>(op))
         labels.insert(label.getName());
-    }
+    });
   });
   if (!anyProbe)
     return success();
@@ -693,12 +732,13 @@ static LogicalResult verifyProbeIsolation(Block &body) {
                        ? dyn_cast<AddressAttr>(operands[index])
                        : AddressAttr();
     StringRef space = inst.getStateSpace();
-    if (space == "param")
+    // Reading a parameter is harmless; writing one is a call argument.
+    if (space == "param" && opcode == "ld")
       return WalkResult::advance();
     bool owned = false;
     if (address && !address.getIndices()) {
       Attribute base = address.getBase();
-      if (space == "local")
+      if (space == "local" || space == "param")
         owned = isa<FlatSymbolRefAttr>(base) &&
                 variables.contains(cast<FlatSymbolRefAttr>(base).getValue());
       else
@@ -709,7 +749,7 @@ static LogicalResult verifyProbeIsolation(Block &body) {
       inst.emitOpError("in a probe accesses memory that is not the probe's: "
                        "probe code stores to global memory only through a "
                        "probe register (its buffers) and uses only its own "
-                       ".local variables");
+                       ".local variables and .param call arguments");
       return WalkResult::interrupt();
     }
     return WalkResult::advance();

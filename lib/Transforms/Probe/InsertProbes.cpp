@@ -167,6 +167,27 @@ private:
   /// At an exit, first: threads that write no record go to the exit.
   void skipNonWritersAtExit(StatementBuilder &sb);
   Attribute rename(const CheckedProbe &probe, Attribute operand);
+  /// The probe registers, the slot computation's and each map's.
+  void declareRegisters(StatementBuilder &sb);
+  /// Adds the registers the snippet's instructions write to `written`.
+  void noteWrites(const CheckedProbe &probe, ArrayRef<SnippetInst> snippet,
+                  llvm::StringSet<> &written);
+
+  /// The exit code can go into a function that each exit calls when every
+  /// map is written at exits only, from registers: then the exit function
+  /// computes the slot itself, and ptxas cannot keep the kernel's own
+  /// %tid/%ctaid reads live to the exit for it. Decides, and chooses the
+  /// registers passed (set before the exit, read at it) and those the
+  /// function sets itself (constants).
+  bool planExitFunction();
+  /// `.func __pr_exit_<kernel>` before the kernel: the exit code.
+  void buildExitFunction(EntryOp entry);
+  /// The call of the exit function at the builder, under `guard`.
+  void emitExitCall(OpBuilder &builder, Location loc, StringRef guard);
+  /// Calls on every path to each exit (before the branches into a block
+  /// that only returns, else before the exit) and at a body's end.
+  void placeExitCalls(EntryOp entry, ArrayRef<InstOp> exits,
+                      bool fallsOffEnd);
 
   ModuleOp root;
   ArrayRef<CheckedProbe> probes;
@@ -176,6 +197,16 @@ private:
   bool inExit = false;
   /// Where threads that write nothing at this exit go.
   std::string exitSkipLabel;
+  /// A fused kernel: records name their part.
+  bool hasParts = false;
+  /// Probe registers that inserted instruction snippets write.
+  llvm::StringSet<> writtenAtInstructions;
+  /// The exit function, its register arguments (register, .param type) and
+  /// the entry instructions it repeats to set constants.
+  std::string exitFunction;
+  SmallVector<std::pair<std::string, std::string>> exitArgs;
+  SmallVector<std::pair<const CheckedProbe *, const SnippetInst *>>
+      exitConstants;
 };
 
 } // namespace
@@ -534,6 +565,310 @@ LogicalResult ProbeInserter::emitPoint(StatementBuilder &sb, PointKind kind) {
   return success();
 }
 
+static void declareVariable(OpBuilder &builder, Location loc, StringRef space,
+                            StringRef type, StringRef name) {
+  VarOp::create(builder, loc, builder.getStringAttr(name), StringAttr(),
+                builder.getStringAttr(space), IntegerAttr(), IntegerAttr(),
+                builder.getStringAttr(type), builder.getDenseI64ArrayAttr({}),
+                StringAttr(), ArrayAttr());
+}
+
+void ProbeInserter::declareRegisters(StatementBuilder &sb) {
+  OpBuilder &builder = sb.getBuilder();
+  Location loc = builder.getUnknownLoc();
+  for (const CheckedProbe &probe : probes) {
+    for (const TypedName &reg : probe.spec.registers)
+      sb.reg("." + reg.type, probe.registers.lookup(reg.name).first);
+    for (const auto &[reg, var, type] : probe.carried)
+      declareVariable(builder, loc, ".local", "." + type, var);
+  }
+  for (StringRef name :
+       {"%__pr_t0", "%__pr_t1", "%__pr_t2", "%__pr_n0", "%__pr_n1", "%__pr_n2"})
+    sb.reg(".b32", name);
+  sb.reg(".b32", "%__pr_lin");
+  sb.reg(".b32", "%__pr_units");
+  sb.reg(".b64", "%__pr_blk");
+  sb.reg(".b64", "%__pr_nblk");
+  sb.reg(".b64", "%__pr_w");
+  sb.reg(".b32", "%__pr_w32");
+  sb.reg(".b64", "%__pr_a");
+  sb.reg(".b64", "%__pr_x");
+  sb.reg(".b64", "%__pr_slot");
+  if (hasParts)
+    sb.reg(".b32", "%__pr_part");
+  sb.reg(".pred", "%__pr_lead_warp");
+  sb.reg(".pred", "%__pr_lead_block");
+  sb.reg(".pred", "%__pr_ok");
+  sb.reg(".pred", "%__pr_over");
+  for (const MapLayout &map : maps) {
+    if (map.carried) {
+      declareVariable(builder, loc, ".local", ".u64", map.local);
+      sb.reg(".pred", map.has);
+    }
+    sb.reg(".b64", map.addr);
+    sb.reg(".b64", map.overflow);
+    sb.reg(".b32", map.count);
+    if (map.dynamic) {
+      sb.reg(".b32", map.capReg);
+      sb.reg(".b64", map.countAddr);
+    }
+  }
+}
+
+/// The base names of the registers `operand` names.
+static void collectRegisters(Attribute operand, llvm::StringSet<> &names) {
+  walkOperandLeaves(operand, [&](Attribute leaf) {
+    if (auto reg = dyn_cast<RegisterAttr>(leaf))
+      names.insert(reg.getBaseName());
+  });
+}
+
+void ProbeInserter::noteWrites(const CheckedProbe &probe,
+                               ArrayRef<SnippetInst> snippet,
+                               llvm::StringSet<> &written) {
+  for (const SnippetInst &inst : snippet)
+    if (inst.syntax.opcode.getValue() != "save" &&
+        !inst.syntax.operands.empty())
+      collectRegisters(rename(probe, inst.syntax.operands[0]), written);
+}
+
+bool ProbeInserter::planExitFunction() {
+  exitArgs.clear();
+  exitConstants.clear();
+  // Every map written at exits only, from registers: the exit code needs
+  // nothing else from the kernel.
+  if (maps.empty() ||
+      !llvm::all_of(maps, [](const MapLayout &m) { return m.atExit; }))
+    return false;
+  llvm::StringSet<> readAtExit, setAtEntry;
+  // Registers set at entry by one `mov r, imm` and nowhere else: the exit
+  // function sets them itself, so the kernel does not keep a constant live.
+  llvm::StringMap<std::pair<const CheckedProbe *, const SnippetInst *>>
+      entryConstant;
+  llvm::StringMap<unsigned> entryWrites;
+  for (const CheckedProbe &probe : probes)
+    for (auto [point, snippet] : llvm::zip(probe.spec.points, probe.points)) {
+      if (point.kind == PointKind::KernelExit) {
+        for (const SnippetInst &inst : snippet) {
+          for (Attribute operand : inst.syntax.operands)
+            collectRegisters(rename(probe, operand), readAtExit);
+          if (inst.syntax.guard)
+            collectRegisters(rename(probe, inst.syntax.guard), readAtExit);
+        }
+        continue;
+      }
+      if (point.kind != PointKind::KernelEntry)
+        continue;
+      for (const SnippetInst &inst : snippet) {
+        llvm::StringSet<> written;
+        noteWrites(probe, inst, written);
+        for (const auto &name : written) {
+          setAtEntry.insert(name.getKey());
+          ++entryWrites[name.getKey()];
+          if (inst.syntax.opcode.getValue() == "mov" && !inst.syntax.guard &&
+              inst.syntax.operands.size() == 2 &&
+              isa<IntImmAttr>(inst.syntax.operands[1]))
+            entryConstant[name.getKey()] = {&probe, &inst};
+        }
+      }
+    }
+  for (const CheckedProbe &probe : probes)
+    for (const TypedName &reg : probe.spec.registers) {
+      const auto &[name, type] = probe.registers.lookup(reg.name);
+      if (!readAtExit.contains(name) ||
+          !(setAtEntry.contains(name) || writtenAtInstructions.contains(name)))
+        continue;
+      auto constant = entryConstant.find(name);
+      if (constant != entryConstant.end() && entryWrites[name] == 1 &&
+          !writtenAtInstructions.contains(name)) {
+        exitConstants.push_back(constant->second);
+        continue;
+      }
+      // Parameters carry 16-, 32- and 64-bit values, not predicates.
+      int64_t bytes = getTypeBytes(type);
+      if (type == "pred" || bytes < 2)
+        return false;
+      exitArgs.push_back({name, ".b" + std::to_string(bytes * 8)});
+    }
+  if (hasParts)
+    exitArgs.push_back({"%__pr_part", ".b32"});
+  return true;
+}
+
+/// The exit function's parameter for probe register `%__pr_NAME`: NAME.
+static std::string argName(StringRef reg) {
+  reg.consume_front("%__pr_");
+  return reg.str();
+}
+
+void ProbeInserter::buildExitFunction(EntryOp entry) {
+  MLIRContext *ctx = entry.getContext();
+  auto module = entry->getParentOfType<PTXModuleOp>();
+  exitFunction = ("__pr_exit_" + entry.getSymName()).str();
+  for (unsigned n = 1; SymbolTable::lookupSymbolIn(module, exitFunction); ++n)
+    exitFunction = ("__pr_exit_" + entry.getSymName() + "_" + Twine(n)).str();
+  // Parameters: each map's buffer under the kernel's parameter name (the
+  // slot code reads it as at a kernel's exit), then the registers.
+  SmallVector<Attribute> params;
+  auto param = [&](StringRef type, StringRef name) {
+    params.push_back(ParamDeclAttr::get(ctx, ".param", type, name,
+                                        /*align=*/0, "", /*ptrAlign=*/0,
+                                        /*arraySize=*/-1, /*isPtr=*/false));
+  };
+  for (const MapLayout &map : maps)
+    param(".b64", map.param);
+  for (const auto &[reg, type] : exitArgs)
+    param(type, "__pr_in_" + argName(reg));
+  OpBuilder builder(ctx);
+  builder.setInsertionPoint(entry);
+  Location loc = entry.getLoc();
+  auto func = FuncOp::create(
+      builder, loc, builder.getStringAttr(exitFunction), StringAttr(),
+      builder.getArrayAttr(params), ArrayAttr(), DenseI32ArrayAttr(),
+      DenseI32ArrayAttr(), IntegerAttr(), IntegerAttr(), ArrayAttr());
+  builder.setInsertionPointToStart(&func.getBody().emplaceBlock());
+  StatementBuilder sb(builder, loc);
+  {
+    ProbeOpInsertion probeOp(builder, loc, "kernel.exit");
+    declareRegisters(sb);
+    for (const auto &[reg, type] : exitArgs)
+      sb.inst("ld.param" + type + " " + reg + ", [__pr_in_" + argName(reg) +
+              "]");
+    for (const auto &[probe, inst] : exitConstants)
+      (void)emitSnippet(sb, *probe, *inst);
+    (void)emitPoint(sb, PointKind::KernelExit);
+  }
+  sb.inst("ret");
+}
+
+void ProbeInserter::emitExitCall(OpBuilder &builder, Location loc,
+                                 StringRef guard) {
+  ProbeOpInsertion probeOp(builder, loc, "kernel.exit");
+  // Call arguments live in a scope of their own, as compilers write them.
+  auto scope = ScopeOp::create(builder, loc);
+  OpBuilder::InsertionGuard insertion(builder);
+  builder.setInsertionPointToStart(&scope.getBody().emplaceBlock());
+  StatementBuilder sb(builder, loc);
+  SmallVector<std::string> args;
+  for (const MapLayout &map : maps) {
+    std::string arg = "__pr_buf_" + map.spec->name;
+    declareVariable(builder, loc, ".param", ".b64", arg);
+    sb.inst("ld.param.u64 " + map.addr + ", [" + map.param + "]");
+    sb.inst("st.param.b64 [" + arg + "], " + map.addr);
+    args.push_back(arg);
+  }
+  for (const auto &[reg, type] : exitArgs) {
+    std::string arg = "__pr_arg_" + argName(reg);
+    declareVariable(builder, loc, ".param", type, arg);
+    sb.inst("st.param" + type + " [" + arg + "], " + reg);
+    args.push_back(arg);
+  }
+  sb.inst(guard + "call " + exitFunction + ", (" + llvm::join(args, ", ") +
+          ")");
+}
+
+/// `@%p `, `@!%p ` (or its negation) for a guarded instruction, else "".
+static std::string guardPrefix(InstOp inst, bool negate = false) {
+  if (!inst.getGuard())
+    return "";
+  bool negated = inst.getGuardNegated() != negate;
+  return (Twine("@") + (negated ? "!" : "") + inst.getGuard()->getName() + " ")
+      .str();
+}
+
+void ProbeInserter::placeExitCalls(EntryOp entry, ArrayRef<InstOp> exits,
+                                   bool fallsOffEnd) {
+  OpBuilder builder(entry.getContext());
+  // Where the kernel's code names each label: branches, and anything else
+  // (jump tables), which keeps the call at the exit itself.
+  llvm::StringMap<SmallVector<InstOp>> branchesTo;
+  llvm::StringSet<> otherUses;
+  SmallVector<StringRef> directives;
+  entry.walk<WalkOrder::PreOrder>([&](Operation *op) -> WalkResult {
+    if (isa<ProbeOp>(op))
+      return WalkResult::skip();
+    if (auto directive = dyn_cast<DirectiveOp>(op))
+      directives.push_back(directive.getText());
+    auto inst = dyn_cast<InstOp>(op);
+    if (!inst)
+      return WalkResult::advance();
+    bool isBranch = inst.getOpcode() == "bra";
+    for (auto [index, operand] : llvm::enumerate(inst.getPtxOperands()))
+      walkOperandLeaves(operand, [&](Attribute leaf) {
+        StringRef name;
+        if (auto label = dyn_cast<LabelRefAttr>(leaf))
+          name = label.getName();
+        else if (auto sym = dyn_cast<FlatSymbolRefAttr>(leaf))
+          name = sym.getValue();
+        else
+          return;
+        if (isBranch && index == 0)
+          branchesTo[name].push_back(inst);
+        else
+          otherUses.insert(name);
+      });
+    return WalkResult::advance();
+  });
+  for (InstOp exit : exits) {
+    Location loc = exit.getLoc();
+    // `@%p ret`: the call under the same guard.
+    if (exit.getGuard()) {
+      builder.setInsertionPoint(exit);
+      emitExitCall(builder, loc, guardPrefix(exit));
+      continue;
+    }
+    // The labels right before the exit: when every jump to them is a
+    // branch, the call goes on each path into them, and the exit stays a
+    // bare `ret`, which ptxas keeps as such (exit code at a join makes it
+    // keep the kernel's values live there).
+    SmallVector<LabelOp> labels;
+    Operation *before = exit->getPrevNode();
+    while (before && isa<LabelOp, LocOp>(before)) {
+      if (auto label = dyn_cast<LabelOp>(before))
+        labels.push_back(label);
+      before = before->getPrevNode();
+    }
+    bool onEdges =
+        !labels.empty() && llvm::all_of(labels, [&](LabelOp label) {
+          return !otherUses.contains(label.getName()) &&
+                 llvm::none_of(directives, [&](StringRef text) {
+                   return text.contains(label.getName());
+                 });
+        });
+    if (!onEdges) {
+      builder.setInsertionPoint(exit);
+      emitExitCall(builder, loc, "");
+      continue;
+    }
+    for (LabelOp label : labels)
+      for (InstOp branch : branchesTo.lookup(label.getName())) {
+        builder.setInsertionPoint(branch);
+        emitExitCall(builder, branch.getLoc(), guardPrefix(branch));
+      }
+    // Threads that fall into the labels (none out of a scope that ends in
+    // a jump, as fused parts do).
+    while (auto scope = dyn_cast_or_null<ScopeOp>(before))
+      before = scope.getBodyBlock()->empty() ? nullptr
+                                             : &scope.getBodyBlock()->back();
+    auto previous = dyn_cast_or_null<InstOp>(before);
+    if (previous && !previous.getGuard() &&
+        llvm::is_contained({"bra", "brx", "ret", "exit", "trap"},
+                           previous.getOpcode()))
+      continue;
+    if (previous && previous.getGuard() && previous.getOpcode() == "bra") {
+      builder.setInsertionPoint(previous);
+      emitExitCall(builder, loc, guardPrefix(previous, /*negate=*/true));
+      continue;
+    }
+    builder.setInsertionPoint(labels.back());
+    emitExitCall(builder, loc, "");
+  }
+  if (fallsOffEnd) {
+    builder.setInsertionPointToEnd(&entry.getBody().front());
+    emitExitCall(builder, entry.getLoc(), "");
+  }
+}
+
 void ProbeInserter::reloadSlots(StatementBuilder &sb) {
   SmallVector<MapLayout *> carried;
   for (MapLayout &map : maps)
@@ -609,19 +944,16 @@ void ProbeInserter::emitSlots(StatementBuilder &sb, bool exitMaps) {
   sb.inst("and.b32 %__pr_t0, %__pr_lin, 31");
   sb.inst("setp.eq.u32 %__pr_lead_warp, %__pr_t0, 0");
   sb.inst("setp.eq.u32 %__pr_lead_block, %__pr_lin, 0");
-  // %__pr_n2: threads per block. Linear block index (x fastest).
+  // %__pr_n2: threads per block. Linear block index (x fastest):
+  // (z * ny + y) fits 32 bits (ny, z, y < 65536), times nx plus x in 64.
   sb.inst("mov.u32 %__pr_t0, %ctaid.x");
   sb.inst("mov.u32 %__pr_t1, %ctaid.y");
   sb.inst("mov.u32 %__pr_t2, %ctaid.z");
   sb.inst("mov.u32 %__pr_n0, %nctaid.y");
-  sb.inst("mul.wide.u32 %__pr_blk, %__pr_t2, %__pr_n0");
-  sb.inst("cvt.u64.u32 %__pr_w, %__pr_t1");
-  sb.inst("add.u64 %__pr_blk, %__pr_blk, %__pr_w");
   sb.inst("mov.u32 %__pr_n1, %nctaid.x");
-  sb.inst("cvt.u64.u32 %__pr_w, %__pr_n1");
-  sb.inst("mul.lo.u64 %__pr_blk, %__pr_blk, %__pr_w");
+  sb.inst("mad.lo.u32 %__pr_t2, %__pr_t2, %__pr_n0, %__pr_t1");
   sb.inst("cvt.u64.u32 %__pr_w, %__pr_t0");
-  sb.inst("add.u64 %__pr_blk, %__pr_blk, %__pr_w");
+  sb.inst("mad.wide.u32 %__pr_blk, %__pr_t2, %__pr_n1, %__pr_w");
   if (needBlocks) {
     sb.inst("mul.wide.u32 %__pr_nblk, %__pr_n0, %__pr_n1");
     sb.inst("mov.u32 %__pr_n0, %nctaid.z");
@@ -653,11 +985,10 @@ void ProbeInserter::emitSlots(StatementBuilder &sb, bool exitMaps) {
     int64_t slotBytes = map->spec->capacity * map->recordBytes;
     // slot = (block * units + unit) * capacity * record bytes
     sb.inst("cvt.u64.u32 %__pr_w, %__pr_units");
-    sb.inst("mul.lo.u64 %__pr_slot, %__pr_blk, %__pr_w");
-    sb.inst("cvt.u64.u32 %__pr_w, %__pr_t1");
-    sb.inst("add.u64 %__pr_slot, %__pr_slot, %__pr_w");
-    sb.inst("mul.lo.u64 %__pr_slot, %__pr_slot, " + std::to_string(slotBytes));
-    sb.inst("add.u64 " + map->addr + ", " + map->addr + ", %__pr_slot");
+    sb.inst("cvt.u64.u32 %__pr_slot, %__pr_t1");
+    sb.inst("mad.lo.u64 %__pr_slot, %__pr_blk, %__pr_w, %__pr_slot");
+    sb.inst("mad.lo.u64 " + map->addr + ", %__pr_slot, " +
+            std::to_string(slotBytes) + ", " + map->addr);
     if (map->isStatic)
       continue;
     // The overflow counter: after all records, at a multiple of 8.
@@ -865,6 +1196,7 @@ LogicalResult ProbeInserter::emitInstructionPoints(ArrayRef<InstOp> kernelInsts,
                   inst.getGuard()->getName() + " bra " + skip);
         }
         inExit = false;
+        noteWrites(probe, snippet, writtenAtInstructions);
         if (failed(emitSnippet(sb, probe, snippet, named)))
           return failure();
         if (!skip.empty())
@@ -933,6 +1265,8 @@ LogicalResult ProbeInserter::instrument(EntryOp entry) {
                              << "' is probed already: give every probe to "
                                 "one --probe (--probe=a,b)";
   maps.clear();
+  writtenAtInstructions.clear();
+  exitFunction.clear();
   for (const CheckedProbe &probe : probes)
     for (const MapSpec &spec : probe.spec.maps) {
       if (llvm::any_of(maps, [&](const MapLayout &m) {
@@ -1030,51 +1364,8 @@ LogicalResult ProbeInserter::instrument(EntryOp entry) {
   StatementBuilder sb(builder, loc);
   std::optional<ProbeOpInsertion> entryProbe;
   entryProbe.emplace(builder, loc, "kernel.entry");
-  for (const CheckedProbe &probe : probes) {
-    for (const TypedName &reg : probe.spec.registers)
-      sb.reg("." + reg.type, probe.registers.lookup(reg.name).first);
-    for (const auto &[reg, var, type] : probe.carried)
-      VarOp::create(builder, loc, builder.getStringAttr(var), StringAttr(),
-                    builder.getStringAttr(".local"), IntegerAttr(),
-                    IntegerAttr(), builder.getStringAttr("." + type),
-                    builder.getDenseI64ArrayAttr({}), StringAttr(),
-                    ArrayAttr());
-  }
-  for (StringRef name :
-       {"%__pr_t0", "%__pr_t1", "%__pr_t2", "%__pr_n0", "%__pr_n1", "%__pr_n2"})
-    sb.reg(".b32", name);
-  sb.reg(".b32", "%__pr_lin");
-  sb.reg(".b32", "%__pr_units");
-  sb.reg(".b64", "%__pr_blk");
-  sb.reg(".b64", "%__pr_nblk");
-  sb.reg(".b64", "%__pr_w");
-  sb.reg(".b32", "%__pr_w32");
-  sb.reg(".b64", "%__pr_a");
-  sb.reg(".b64", "%__pr_x");
-  sb.reg(".b64", "%__pr_slot");
-  if (!partScopes.empty())
-    sb.reg(".b32", "%__pr_part");
-  sb.reg(".pred", "%__pr_lead_warp");
-  sb.reg(".pred", "%__pr_lead_block");
-  sb.reg(".pred", "%__pr_ok");
-  sb.reg(".pred", "%__pr_over");
-  for (const MapLayout &map : maps) {
-    if (map.carried) {
-      VarOp::create(builder, loc, builder.getStringAttr(map.local),
-                    StringAttr(), builder.getStringAttr(".local"),
-                    IntegerAttr(), IntegerAttr(), builder.getStringAttr(".u64"),
-                    builder.getDenseI64ArrayAttr({}), StringAttr(),
-                    ArrayAttr());
-      sb.reg(".pred", map.has);
-    }
-    sb.reg(".b64", map.addr);
-    sb.reg(".b64", map.overflow);
-    sb.reg(".b32", map.count);
-    if (map.dynamic) {
-      sb.reg(".b32", map.capReg);
-      sb.reg(".b64", map.countAddr);
-    }
-  }
+  hasParts = !partScopes.empty();
+  declareRegisters(sb);
   emitSlots(sb, /*exitMaps=*/false);
   if (!partScopes.empty()) {
     // No part until a thread enters one (thread split: threads beyond
@@ -1104,6 +1395,17 @@ LogicalResult ProbeInserter::instrument(EntryOp entry) {
         inst->getParentOfType<EntryOp>() == entry)
       exits.push_back(inst);
   });
+  // A body that ends without ret or exit falls off the end: that is an exit.
+  Operation *last = body->empty() ? nullptr : &body->back();
+  auto lastInst = dyn_cast_or_null<InstOp>(last);
+  bool endsInExit =
+      lastInst && !lastInst.getGuard() &&
+      llvm::is_contained({"ret", "exit", "bra", "trap"}, lastInst.getOpcode());
+  if (planExitFunction()) {
+    buildExitFunction(entry);
+    placeExitCalls(entry, exits, /*fallsOffEnd=*/!endsInExit);
+    return success();
+  }
   for (InstOp exit : exits) {
     builder.setInsertionPoint(exit);
     sb.setLoc(exit.getLoc());
@@ -1120,12 +1422,6 @@ LogicalResult ProbeInserter::instrument(EntryOp entry) {
     if (!skip.empty())
       sb.label(skip);
   }
-  // A body that ends without ret or exit falls off the end: that is an exit.
-  Operation *last = body->empty() ? nullptr : &body->back();
-  auto lastInst = dyn_cast_or_null<InstOp>(last);
-  bool endsInExit =
-      lastInst && !lastInst.getGuard() &&
-      llvm::is_contained({"ret", "exit", "bra", "trap"}, lastInst.getOpcode());
   if (!endsInExit) {
     builder.setInsertionPointToEnd(body);
     sb.setLoc(loc);

@@ -229,8 +229,80 @@ ptx.module @m version "8.7" target ["sm_90a"] {
   ptx.entry ".entry k()" {
     ptx.probe "kernel.entry" {
       // expected-error@+1 {{is not allowed in a probe: probe code holds only}}
+      ptx.pragma ".pragma \"nounroll\""
+    }
+  }
+}
+
+// -----
+
+// The exit code in a function of its own: the probe calls it with the
+// buffer and the registers it reads, in a call scope.
+// CHECK-LABEL: ptx.func ".func __pr_exit_k(
+// CHECK:         ptx.probe "kernel.exit" {
+// CHECK:         ptx.inst "ret"
+// CHECK:       ptx.entry ".entry k(
+// CHECK:         ptx.probe "kernel.exit" {
+// CHECK-NEXT:      ptx.scope {
+// CHECK:             ptx.inst "@%p1 call __pr_exit_k, (__pr_buf_t, __pr_arg_c)"
+ptx.module @m version "8.7" target ["sm_90a"] {
+  ptx.func ".func __pr_exit_k(.param .b64 __probe_t, .param .b32 __pr_in_c)" {
+    ptx.probe "kernel.exit" {
+      ptx.reg ".reg .b64 %__pr_addr"
+      ptx.reg ".reg .b32 %__pr_c"
+      ptx.inst "ld.param.b32 %__pr_c, [__pr_in_c]"
+      ptx.inst "ld.param.u64 %__pr_addr, [__probe_t]"
+      ptx.inst "cvta.to.global.u64 %__pr_addr, %__pr_addr"
+      ptx.inst "st.global.b32 [%__pr_addr], %__pr_c"
+    }
+    ptx.inst "ret"
+  }
+  ptx.entry ".entry k(.param .u64 .ptr .global .align 8 __probe_t)" {
+    ptx.probe "kernel.entry" {
+      ptx.reg ".reg .b64 %__pr_addr"
+      ptx.reg ".reg .b32 %__pr_c"
+      ptx.inst "mov.u32 %__pr_c, %clock"
+    }
+    ptx.reg ".reg .pred %p<2>"
+    ptx.inst "setp.eq.u32 %p1, 1, 1"
+    ptx.probe "kernel.exit" {
       ptx.scope {
+        ptx.var ".param .b64 __pr_buf_t"
+        ptx.var ".param .b32 __pr_arg_c"
+        ptx.inst "ld.param.u64 %__pr_addr, [__probe_t]"
+        ptx.inst "st.param.b64 [__pr_buf_t], %__pr_addr"
+        ptx.inst "st.param.b32 [__pr_arg_c], %__pr_c"
+        ptx.inst "@%p1 call __pr_exit_k, (__pr_buf_t, __pr_arg_c)"
       }
+    }
+    ptx.inst "@%p1 ret"
+  }
+}
+
+// -----
+
+ptx.module @m version "8.7" target ["sm_90a"] {
+  ptx.func ".func helper()" {
+    ptx.inst "ret"
+  }
+  ptx.entry ".entry k()" {
+    ptx.probe "kernel.exit" {
+      // A function that is not probe code could do anything.
+      // expected-error@+1 {{in a probe calls something other than probe code}}
+      ptx.inst "call helper, ()"
+    }
+  }
+}
+
+// -----
+
+ptx.module @m version "8.7" target ["sm_90a"] {
+  ptx.entry ".entry k(.param .u64 out)" {
+    ptx.probe "kernel.exit" {
+      ptx.reg ".reg .b64 %__pr_a"
+      // Call arguments are the probe's own .param variables.
+      // expected-error@+1 {{in a probe accesses memory that is not the probe's}}
+      ptx.inst "st.param.b64 [out], %__pr_a"
     }
   }
 }
