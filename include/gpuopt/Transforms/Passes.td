@@ -173,8 +173,25 @@ def Probe : Pass<"probe", "mlir::ModuleOp"> {
       ptx.inst "ret"
     }
     ```
-    After:
+    After: the exit code in a function that every exit path calls (maps
+    written at exits only; others get their exit code inline):
     ```mlir
+    ptx.func ".func __pr_exit_k(.param .b64 __probe_block_sched, .param .b32 __pr_in_block_sched_start)" {
+      ptx.probe "kernel.exit" {
+        ptx.reg ".reg .u32 %__pr_block_sched_start"
+        ...
+        ptx.inst "ld.param.b32 %__pr_block_sched_start, [__pr_in_block_sched_start]"
+        ptx.inst "mov.u32 %__pr_t0, %laneid"        // only lane 0 writes
+        ptx.inst "setp.ne.u32 %__pr_ok, %__pr_t0, 0"
+        ptx.inst "@%__pr_ok bra $__pr_done_0"
+        ptx.inst "mov.u32 %__pr_block_sched_end, %clock"
+        ...                                          // the warp's slot
+        ptx.inst "@%__pr_lead_warp st.global.b32 [%__pr_addr_block_sched+8], %__pr_block_sched_start"
+        ...
+        ptx.label "$__pr_done_0:"
+      }
+      ptx.inst "ret"
+    }
     ptx.entry ".visible .entry k(.param .u64 out, .param .u64 .ptr .global .align 8 __probe_block_sched)" {
       ptx.probe "kernel.entry" {
         ptx.reg ".reg .u32 %__pr_block_sched_start"
@@ -183,16 +200,11 @@ def Probe : Pass<"probe", "mlir::ModuleOp"> {
       }
       ...
       ptx.probe "kernel.exit" {
-        ptx.inst "@!%p1 bra $__pr_skip_0"
-        ptx.inst "mov.u32 %__pr_t0, %laneid"        // only lane 0 writes
-        ptx.inst "setp.ne.u32 %__pr_ok, %__pr_t0, 0"
-        ptx.inst "@%__pr_ok bra $__pr_done_1"
-        ptx.inst "mov.u32 %__pr_block_sched_end, %clock"
-        ...                                          // the warp's slot
-        ptx.inst "@%__pr_lead_warp st.global.b32 [%__pr_addr_block_sched+8], %__pr_block_sched_start"
-        ...
-        ptx.label "$__pr_done_1:"
-        ptx.label "$__pr_skip_0:"
+        ptx.scope {
+          ptx.var ".param .b64 __pr_buf_block_sched"
+          ...
+          ptx.inst "@%p1 call __pr_exit_k, (__pr_buf_block_sched, __pr_arg_block_sched_start)"
+        }
       }
       ptx.inst "@%p1 ret"
       ...
