@@ -14,6 +14,9 @@
                      side in interleaved rounds (one gpu-run process),
                      medians; a table with the slowdown and the extra
                      registers, and their geomean / mean
+  registers (no GPU) the ptxas side of that table from generate's
+                     probes.json: registers and spill bytes, original and
+                     probed, per probe (docs/results/probes-registers.md)
 
 Results go to --out-dir (docs/results/probes-<gpu>.md/.json).
 """
@@ -389,6 +392,50 @@ def write_bench(report, rows, args):
     log(f"wrote {path}")
 
 
+def cmd_registers(args):
+    meta = fs.load_json(os.path.join(os.path.abspath(args.dir), "probes.json"))
+    runs = [r for r in meta["runs"] if "error" not in r and r["probe"] in args.probes]
+    md = ["# Probe registers and spills (ptxas -v, sm_90a)", "",
+          f"- Date: {args.date}",
+          "- Command: `python3 benchmarks/probes/probe_suite.py generate && "
+          "python3 benchmarks/probes/probe_suite.py registers`",
+          "- What ptxas allocates for each suite kernel before and after probing "
+          "(keep-occupancy on, as users run it); no GPU timing here.", ""]
+    rows = []
+    for probe in args.probes:
+        rs = [r for r in runs if r["probe"] == probe]
+        if not rs:
+            continue
+        md += [f"## {probe}", ""]
+        table = ["| kernel | registers | probed | extra | spill bytes | probed |",
+                 "| --- | ---: | ---: | ---: | ---: | ---: |"]
+        extra, new_spills = [], []
+        for r in rs:
+            o, p = r["original"], r["probed"]
+            ro, rp = o.get("registers"), p.get("registers")
+            so, sp = o.get("spill_bytes", 0), p.get("spill_bytes", 0)
+            if None in (ro, rp):
+                continue
+            extra.append(rp - ro)
+            if sp > so:
+                new_spills.append(r["kernel"])
+            table.append(f"| {r['kernel']} | {ro} | {rp} | {rp - ro:+d} | {so} | {sp} |")
+            rows.append({"kernel": r["kernel"], "probe": probe, "registers": ro,
+                         "probed_registers": rp, "spill_bytes": so,
+                         "probed_spill_bytes": sp})
+        md += [f"- extra registers: mean {sum(extra) / len(extra):+.2f}, max "
+               f"{max(extra):+d} over {len(extra)} kernels; new spills: "
+               f"{', '.join(new_spills) or 'none'}", ""] + table + [""]
+    os.makedirs(args.out_dir, exist_ok=True)
+    path = os.path.join(args.out_dir, "probes-registers.md")
+    with open(path, "w") as f:
+        f.write("\n".join(md))
+    with open(os.path.splitext(path)[0] + ".json", "w") as f:
+        json.dump({"date": args.date, "rows": rows}, f, indent=1)
+    log(f"wrote {path}")
+    return 0
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -411,10 +458,16 @@ def main(argv=None):
     b.add_argument("--repeat", type=int, default=100)
     b.add_argument("--probes", nargs="+", default=list(PROBES))
     b.add_argument("--max-buffer-gib", type=float, default=4.0)
+    r = sub.add_parser("registers")
+    r.add_argument("--dir", default=os.path.join(ROOT, "build", "probes"))
+    r.add_argument("--out-dir", default=os.path.join(ROOT, "docs", "results"))
+    r.add_argument("--probes", nargs="+", default=list(PROBES))
+    r.add_argument("--date", default=datetime.date.today().isoformat())
     sub.choices["check"].add_argument("--keep-traces", action="store_true")
     sub.choices["check"].add_argument("--probes", nargs="+", default=list(PROBES))
     args = ap.parse_args(argv)
-    return {"generate": cmd_generate, "check": cmd_check, "bench": cmd_bench}[args.cmd](args)
+    return {"generate": cmd_generate, "check": cmd_check, "bench": cmd_bench,
+            "registers": cmd_registers}[args.cmd](args)
 
 
 if __name__ == "__main__":

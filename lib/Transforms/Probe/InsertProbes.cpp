@@ -784,11 +784,16 @@ void ProbeInserter::placeExitCalls(EntryOp entry, ArrayRef<InstOp> exits,
   llvm::StringMap<SmallVector<InstOp>> branchesTo;
   llvm::StringSet<> otherUses;
   SmallVector<StringRef> directives;
+  // Labels are scoped: a name defined twice (inline asm reuses names) may
+  // not mean the exit's label at every branch.
+  llvm::StringMap<unsigned> definitions;
   entry.walk<WalkOrder::PreOrder>([&](Operation *op) -> WalkResult {
     if (isa<ProbeOp>(op))
       return WalkResult::skip();
     if (auto directive = dyn_cast<DirectiveOp>(op))
       directives.push_back(directive.getText());
+    if (auto label = dyn_cast<LabelOp>(op))
+      ++definitions[label.getName()];
     auto inst = dyn_cast<InstOp>(op);
     if (!inst)
       return WalkResult::advance();
@@ -831,6 +836,7 @@ void ProbeInserter::placeExitCalls(EntryOp entry, ArrayRef<InstOp> exits,
     bool onEdges =
         !labels.empty() && llvm::all_of(labels, [&](LabelOp label) {
           return !otherUses.contains(label.getName()) &&
+                 definitions.lookup(label.getName()) == 1 &&
                  llvm::none_of(directives, [&](StringRef text) {
                    return text.contains(label.getName());
                  });
