@@ -52,6 +52,24 @@ EXPECTED = {
 }
 
 
+def warp_specialized_specs(sm_count):
+    """FlashAttention-3-style warp-specialised kernels (setmaxnreg, named
+    barriers only the consumers reach; test/corpus/cuda/warp_specialized.cu):
+    probes must keep them running, within their register budgets."""
+    specs = {}
+    k_tiles, blocks = 32, 2 * sm_count
+    for label, kernel, rows in (
+            ("ws_softmax_fa3", "_Z14ws_softmax_fa3PKfPfi", 128),
+            ("ws_softmax_1consumer", "_Z20ws_softmax_1consumerPKfPfi", 64)):
+        specs[label] = {
+            "label": label, "kernel": kernel,
+            "module": os.path.join(ROOT, "test", "corpus", "nvcc", "warp_specialized.ptx"),
+            "grid": [blocks], "block": [rows * 2 + 128], "smem": 0,
+            "args": [f"buf:f32:{blocks * k_tiles * rows * 32}:random:31",
+                     f"buf:f32:{blocks * rows * 32}:out", f"scalar:s32:{k_tiles}"]}
+    return specs
+
+
 def log(msg):
     print(f"probe_suite: {msg}", flush=True)
 
@@ -84,6 +102,7 @@ def ptxas_resources(ptxas, ptx, entry):
 
 def cmd_generate(args):
     specs = fs.baselines.kernel_specs(args.sm_count)
+    specs.update(warp_specialized_specs(args.sm_count))
     out = os.path.abspath(args.out_dir)
     os.makedirs(out, exist_ok=True)
     ptxas = args.ptxas or fs.find_tool("ptxas")
