@@ -137,10 +137,18 @@ private:
 
 class ProbeInserter {
 public:
-  ProbeInserter(ModuleOp root, ArrayRef<CheckedProbe> probes)
-      : root(root), probes(probes) {}
+  ProbeInserter(ModuleOp root, ArrayRef<CheckedProbe> probes,
+                bool allowExitFunction = true)
+      : root(root), probes(probes), allowExitFunction(allowExitFunction) {}
 
   LogicalResult instrument(EntryOp entry);
+  /// The exit function the last instrument() built, or null.
+  FuncOp getExitFunction(EntryOp entry) {
+    if (exitFunction.empty())
+      return {};
+    return dyn_cast_or_null<FuncOp>(SymbolTable::lookupSymbolIn(
+        entry->getParentOfType<PTXModuleOp>(), exitFunction));
+  }
 
 private:
   LogicalResult emitSave(StatementBuilder &sb, const CheckedProbe &probe,
@@ -191,6 +199,7 @@ private:
 
   ModuleOp root;
   ArrayRef<CheckedProbe> probes;
+  bool allowExitFunction;
   std::vector<MapLayout> maps;
   unsigned labelCounter = 0;
   bool exitSlotsPending = false;
@@ -637,7 +646,7 @@ bool ProbeInserter::planExitFunction() {
   exitConstants.clear();
   // Every map written at exits only, from registers: the exit code needs
   // nothing else from the kernel.
-  if (maps.empty() ||
+  if (!allowExitFunction || maps.empty() ||
       !llvm::all_of(maps, [](const MapLayout &m) { return m.atExit; }))
     return false;
   llvm::StringSet<> readAtExit, setAtEntry;
@@ -1543,46 +1552,193 @@ struct ProbePass : public gpuopt::impl::ProbeBase<ProbePass> {
           if (k.isEntry)
             resourcesBefore[k.kernel] = k;
       }
+    // The kernels as they were, for a second placement of the probes.
+    llvm::DenseMap<Operation *, OwningOpRef<EntryOp>> originals;
+    if (keepOccupancy)
+      for (EntryOp entry : entries)
+        originals[entry] = cast<EntryOp>(entry->clone());
     ProbeInserter inserter(root, probes);
+    SmallVector<ProbedKernel> kernels;
     for (EntryOp entry : entries) {
+      OwningOpRef<EntryOp> original;
+      if (keepOccupancy)
+        original = std::move(originals[entry]);
       if (failed(inserter.instrument(entry)))
         return signalPassFailure();
+      kernels.push_back({entry, inserter.getExitFunction(entry),
+                         std::move(original)});
       ++numProbed;
     }
     if (!keepOccupancy)
       return;
+    if (failed(choosePlacements(kernels, probes, resourcesBefore,
+                                ptxasOptions)))
+      return signalPassFailure();
     // Registers are allocated per warp in units of 256, 8 per thread: within
     // the same multiple of 8 the occupancy is the same for any block size.
-    for (PTXModuleOp module : modules) {
-      FailureOr<SmallVector<KernelResources>> report =
-          getPtxasResources(module, ptxasOptions);
-      if (failed(report))
-        return signalPassFailure();
-      for (const KernelResources &k : *report) {
-        auto before = resourcesBefore.find(k.kernel);
-        if (!k.isEntry || before == resourcesBefore.end())
-          continue;
-        EntryOp entry = *llvm::find_if(entries, [&](EntryOp e) {
-          return e.getSymName() == k.kernel &&
-                 e->getParentOfType<PTXModuleOp>() == module;
-        });
-        if (failed(checkWarpSpecialized(entry, before->second, k)))
-          continue;
-        unsigned cap =
-            std::max(24u, llvm::alignTo<8>(before->second.registers));
-        if (k.registers <= cap)
-          continue;
-        if (entry.getMaxnreg())
-          continue;
-        entry.setMaxnreg(cap);
-        ++numCapped;
-        entry.emitRemark() << "probe: capped '" << k.kernel << "' at .maxnreg "
-                           << cap << " (it had " << before->second.registers
-                           << " registers; instrumented, ptxas used "
-                           << k.registers
-                           << ", which would lower its occupancy)";
-      }
+    for (ProbedKernel &kernel : kernels) {
+      EntryOp entry = kernel.entry;
+      StringRef name = entry.getSymName();
+      const KernelResources &before = resourcesBefore[name];
+      const KernelResources &after = kernel.resources;
+      if (failed(checkWarpSpecialized(entry, before, after)))
+        continue;
+      unsigned cap = std::max(24u, llvm::alignTo<8>(before.registers));
+      if (after.registers <= cap || entry.getMaxnreg())
+        continue;
+      entry.setMaxnreg(cap);
+      ++numCapped;
+      entry.emitRemark() << "probe: capped '" << name << "' at .maxnreg "
+                         << cap << " (it had " << before.registers
+                         << " registers; instrumented, ptxas used "
+                         << after.registers
+                         << ", which would lower its occupancy)";
     }
+  }
+
+  /// A probed kernel: its entry, the exit function it calls (if any), a copy
+  /// of the kernel before probing and what ptxas reports for it probed.
+  struct ProbedKernel {
+    EntryOp entry;
+    FuncOp exitFunction;
+    OwningOpRef<EntryOp> original;
+    KernelResources resources;
+  };
+
+  /// Asks ptxas for the probed kernels' resources; where the first placement
+  /// costs spills or more than 4 registers, probes the kernel again another
+  /// way and keeps the better of the two (fewer spilled bytes, then fewer
+  /// registers): with the exit code inline instead of in an exit function
+  /// (whose call has a register floor of its own, about 20), and for a
+  /// setmaxnreg kernel also with the probes' state in local memory (a
+  /// warpgroup held to 24 registers has no room for it).
+  LogicalResult
+  choosePlacements(MutableArrayRef<ProbedKernel> kernels,
+                   ArrayRef<CheckedProbe> probes,
+                   llvm::StringMap<KernelResources> &resourcesBefore,
+                   const PtxasOptions &ptxasOptions) {
+    auto report = [&](PTXModuleOp module)
+        -> FailureOr<llvm::StringMap<KernelResources>> {
+      FailureOr<SmallVector<KernelResources>> resources =
+          getPtxasResources(module, ptxasOptions);
+      if (failed(resources))
+        return failure();
+      llvm::StringMap<KernelResources> byName;
+      for (const KernelResources &k : *resources)
+        if (k.isEntry)
+          byName[k.kernel] = k;
+      return byName;
+    };
+    llvm::DenseMap<Operation *, llvm::StringMap<KernelResources>> reports;
+    for (ProbedKernel &kernel : kernels) {
+      auto module = kernel.entry->getParentOfType<PTXModuleOp>();
+      if (!reports.count(module)) {
+        FailureOr<llvm::StringMap<KernelResources>> r = report(module);
+        if (failed(r))
+          return failure();
+        reports[module] = std::move(*r);
+      }
+      kernel.resources = reports[module].lookup(kernel.entry.getSymName());
+    }
+    auto spills = [](const KernelResources &k) {
+      return k.spillStores + k.spillLoads;
+    };
+    // The same probes with their state in local memory.
+    std::vector<CheckedProbe> localProbes;
+    for (const CheckedProbe &probe : probes) {
+      ProbeSpec spec = probe.spec;
+      spec.carryInRegisters = false;
+      FailureOr<CheckedProbe> checked =
+          checkProbe(std::move(spec), &getContext());
+      if (failed(checked))
+        return failure();
+      localProbes.push_back(std::move(*checked));
+    }
+    ProbeInserter inlineExits(getOperation(), probes,
+                              /*allowExitFunction=*/false);
+    ProbeInserter local(getOperation(), localProbes,
+                        /*allowExitFunction=*/false);
+    // Second placements, detached first ones.
+    struct Retry {
+      ProbedKernel *kernel;
+      OwningOpRef<EntryOp> firstEntry;
+      OwningOpRef<FuncOp> firstFunction;
+      KernelResources first;
+      bool local;
+    };
+    SmallVector<Retry> retries;
+    SmallVector<PTXModuleOp> retried;
+    for (ProbedKernel &kernel : kernels) {
+      const KernelResources &before =
+          resourcesBefore[kernel.entry.getSymName()];
+      const KernelResources &after = kernel.resources;
+      bool warpSpecialized =
+          !KernelAnalysis(kernel.entry).getSetmaxnreg().empty();
+      bool costly = spills(after) > spills(before) ||
+                    (!warpSpecialized && after.registers > before.registers + 4);
+      bool alreadyLocal = llvm::none_of(probes, [](const CheckedProbe &p) {
+        return p.spec.carryInRegisters;
+      });
+      if (!costly || !kernel.original ||
+          (warpSpecialized ? alreadyLocal : !kernel.exitFunction))
+        continue;
+      ProbeInserter &second = warpSpecialized ? local : inlineExits;
+      EntryOp first = kernel.entry;
+      EntryOp fresh = cast<EntryOp>(kernel.original->clone());
+      first->getBlock()->getOperations().insert(Block::iterator(first),
+                                                 fresh.getOperation());
+      Retry retry{&kernel, OwningOpRef<EntryOp>(first),
+                  OwningOpRef<FuncOp>(kernel.exitFunction), after,
+                  warpSpecialized};
+      first->remove();
+      if (kernel.exitFunction)
+        kernel.exitFunction->remove();
+      kernel.entry = fresh;
+      kernel.exitFunction = {};
+      if (failed(second.instrument(fresh)))
+        return failure();
+      retries.push_back(std::move(retry));
+      auto module = fresh->getParentOfType<PTXModuleOp>();
+      if (!llvm::is_contained(retried, module))
+        retried.push_back(module);
+    }
+    for (PTXModuleOp module : retried) {
+      FailureOr<llvm::StringMap<KernelResources>> r = report(module);
+      if (failed(r))
+        return failure();
+      reports[module] = std::move(*r);
+    }
+    for (Retry &retry : retries) {
+      ProbedKernel &kernel = *retry.kernel;
+      auto module = kernel.entry->getParentOfType<PTXModuleOp>();
+      KernelResources second =
+          reports[module].lookup(kernel.entry.getSymName());
+      bool better = std::make_pair(spills(second), second.registers) <
+                    std::make_pair(spills(retry.first), retry.first.registers);
+      if (better) {
+        kernel.resources = second;
+        kernel.entry.emitRemark()
+            << "probe: '" << kernel.entry.getSymName()
+            << "': probe code placed inline"
+            << (retry.local ? ", its state in local memory" : "")
+            << " (" << second.registers << " registers, "
+            << spills(second) << " bytes spilled; as first placed: "
+            << retry.first.registers << ", " << spills(retry.first) << ")";
+        continue;
+      }
+      // Back to the first placement.
+      EntryOp firstEntry = retry.firstEntry.release();
+      Block *block = kernel.entry->getBlock();
+      block->getOperations().insert(Block::iterator(kernel.entry),
+                                    firstEntry.getOperation());
+      if (FuncOp func = retry.firstFunction.release())
+        block->getOperations().insert(Block::iterator(firstEntry),
+                                      func.getOperation());
+      kernel.entry->erase();
+      kernel.entry = firstEntry;
+      kernel.resources = retry.first;
+    }
+    return success();
   }
 };
 } // namespace

@@ -2,8 +2,10 @@
 """A stand-in for ptxas in --hfuse-plan tests: writes an empty cubin and, with
 -v, a resource report for every .entry of the input. Registers per entry come
 from $FAKE_PTXAS_REGS ("entry=regs,..."; default 32), for a probed kernel from
-$FAKE_PTXAS_PROBED_REGS first; an entry named in
-$FAKE_PTXAS_FAIL makes it fail like ptxas refusing the input."""
+$FAKE_PTXAS_PROBED_REGS first, and for one that calls a probe exit function
+from $FAKE_PTXAS_EXIT_FUNCTION_REGS before that; a probed kernel spills the
+bytes $FAKE_PTXAS_PROBED_SPILLS gives it. An entry named in $FAKE_PTXAS_FAIL
+makes it fail like ptxas refusing the input."""
 import os
 import re
 import sys
@@ -15,9 +17,16 @@ text = open(src).read()
 regs = dict(item.split("=") for item in
             os.environ.get("FAKE_PTXAS_REGS", "").split(",") if item)
 # A probed kernel (one with a probe buffer) may report other registers.
+def env_map(var):
+    return dict(item.split("=") for item in os.environ.get(var, "").split(",") if item)
+
+
+spills = {}
 if "__probe_" in text:
-    regs.update(item.split("=") for item in
-                os.environ.get("FAKE_PTXAS_PROBED_REGS", "").split(",") if item)
+    regs.update(env_map("FAKE_PTXAS_PROBED_REGS"))
+    spills = env_map("FAKE_PTXAS_PROBED_SPILLS")
+if ".func __pr_exit_" in text:
+    regs.update(env_map("FAKE_PTXAS_EXIT_FUNCTION_REGS"))
 for name in re.findall(r"\.entry\s+([\w$]+)", text):
     if name == os.environ.get("FAKE_PTXAS_FAIL"):
         print(f"ptxas error   : Entry function '{name}' uses too much shared data")
@@ -28,6 +37,7 @@ if "-v" in args:
         smem = re.search(r"\.shared\s+\.align\s+\d+\s+\.b8\s+\w+\[(\d+)\]", text)
         print(f"ptxas info    : Compiling entry function '{name}' for 'sm_90a'")
         print(f"ptxas info    : Function properties for {name}")
-        print("    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads")
+        print(f"    0 bytes stack frame, {spills.get(name, 0)} bytes spill stores, "
+              "0 bytes spill loads")
         print(f"ptxas info    : Used {regs.get(name, 32)} registers, used 1 barriers, "
               f"{smem.group(1) if smem else 0} bytes smem, 368 bytes cmem[0]")
