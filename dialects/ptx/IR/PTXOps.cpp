@@ -519,25 +519,58 @@ void ProbeOp::build(OpBuilder &builder, OperationState &state,
 }
 
 bool ProbeOp::isForbiddenOpcode(StringRef opcode) {
-  static constexpr StringLiteral forbidden[] = {
-      "ld",         "ldu",          "st",
-      "atom",       "red",          "bar",
-      "barrier",    "bra",          "brx",
-      "call",       "ret",          "exit",
-      "trap",       "membar",       "fence",
-      "mbarrier",   "cp",           "tensormap",
-      "wgmma",      "setmaxnreg",   "stmatrix",
-      "ldmatrix",   "prefetch",     "prefetchu",
-      "discard",    "applypriority", "createpolicy",
-      "multimem",   "griddepcontrol", "elect",
-      "vote",       "shfl",         "match",
-      "redux",      "activemask",   "nanosleep",
-      "pmevent",    "suld",         "sust",
-      "sured",      "tex",          "tld4",
-      "txq",        "suq",          "istypep",
-      "alloca",     "stackrestore", "stacksave",
-      "clusterlaunchcontrol", "tcgen05", "mma",
-      "wmma"};
+  static constexpr StringLiteral forbidden[] = {"ld",
+                                                "ldu",
+                                                "st",
+                                                "atom",
+                                                "red",
+                                                "bar",
+                                                "barrier",
+                                                "bra",
+                                                "brx",
+                                                "call",
+                                                "ret",
+                                                "exit",
+                                                "trap",
+                                                "membar",
+                                                "fence",
+                                                "mbarrier",
+                                                "cp",
+                                                "tensormap",
+                                                "wgmma",
+                                                "setmaxnreg",
+                                                "stmatrix",
+                                                "ldmatrix",
+                                                "prefetch",
+                                                "prefetchu",
+                                                "discard",
+                                                "applypriority",
+                                                "createpolicy",
+                                                "multimem",
+                                                "griddepcontrol",
+                                                "elect",
+                                                "vote",
+                                                "shfl",
+                                                "match",
+                                                "redux",
+                                                "activemask",
+                                                "nanosleep",
+                                                "pmevent",
+                                                "suld",
+                                                "sust",
+                                                "sured",
+                                                "tex",
+                                                "tld4",
+                                                "txq",
+                                                "suq",
+                                                "istypep",
+                                                "alloca",
+                                                "stackrestore",
+                                                "stacksave",
+                                                "clusterlaunchcontrol",
+                                                "tcgen05",
+                                                "mma",
+                                                "wmma"};
   return llvm::is_contained(forbidden, opcode);
 }
 
@@ -564,8 +597,8 @@ static bool isProbeFunction(Operation *callee) {
   for (Operation &op : *func.getBodyBlock())
     if (!isa<LocOp>(op))
       statements.push_back(&op);
-  auto ret = statements.size() == 2 ? dyn_cast<InstOp>(statements[1])
-                                    : InstOp();
+  auto ret =
+      statements.size() == 2 ? dyn_cast<InstOp>(statements[1]) : InstOp();
   return isa<ProbeOp>(statements[0]) && ret && ret.getOpcode() == "ret" &&
          !ret.getGuard();
 }
@@ -574,8 +607,8 @@ static bool isProbeFunction(Operation *callee) {
 /// call sequences) on their own; what they may touch is checked for the
 /// whole function (verifyProbeIsolation), which knows the probe's
 /// registers.
-static LogicalResult verifyProbeStatements(Block &block,
-                                           const llvm::DenseSet<StringRef> &labels) {
+static LogicalResult
+verifyProbeStatements(Block &block, const llvm::DenseSet<StringRef> &labels) {
   for (Operation &op : block) {
     if (auto scope = dyn_cast<ScopeOp>(op)) {
       if (failed(verifyProbeStatements(*scope.getBodyBlock(), labels)))
@@ -700,8 +733,9 @@ static LogicalResult verifyProbeIsolation(Block &body) {
       walkOperandLeaves(inst.getPtxOperandsAttr(), check);
       if (!clash.empty()) {
         inst.emitOpError("names the probe's ")
-            << clash << " outside probe code; probes and kernel must not "
-                        "share state";
+            << clash
+            << " outside probe code; probes and kernel must not "
+               "share state";
         return WalkResult::interrupt();
       }
       return WalkResult::advance();

@@ -194,8 +194,7 @@ private:
   void emitExitCall(OpBuilder &builder, Location loc, StringRef guard);
   /// Calls on every path to each exit (before the branches into a block
   /// that only returns, else before the exit) and at a body's end.
-  void placeExitCalls(EntryOp entry, ArrayRef<InstOp> exits,
-                      bool fallsOffEnd);
+  void placeExitCalls(EntryOp entry, ArrayRef<InstOp> exits, bool fallsOffEnd);
 
   ModuleOp root;
   ArrayRef<CheckedProbe> probes;
@@ -842,14 +841,13 @@ void ProbeInserter::placeExitCalls(EntryOp entry, ArrayRef<InstOp> exits,
         labels.push_back(label);
       before = before->getPrevNode();
     }
-    bool onEdges =
-        !labels.empty() && llvm::all_of(labels, [&](LabelOp label) {
-          return !otherUses.contains(label.getName()) &&
-                 definitions.lookup(label.getName()) == 1 &&
-                 llvm::none_of(directives, [&](StringRef text) {
-                   return text.contains(label.getName());
-                 });
-        });
+    bool onEdges = !labels.empty() && llvm::all_of(labels, [&](LabelOp label) {
+      return !otherUses.contains(label.getName()) &&
+             definitions.lookup(label.getName()) == 1 &&
+             llvm::none_of(directives, [&](StringRef text) {
+               return text.contains(label.getName());
+             });
+    });
     if (!onEdges) {
       builder.setInsertionPoint(exit);
       emitExitCall(builder, loc, "");
@@ -1466,8 +1464,8 @@ static LogicalResult checkWarpSpecialized(EntryOp entry,
     int64_t smallest = 0;
     for (InstOp inst : analysis.getSetmaxnreg()) {
       ArrayAttr operands = inst.getPtxOperands();
-      auto imm = operands.empty() ? IntImmAttr()
-                                  : dyn_cast<IntImmAttr>(operands[0]);
+      auto imm =
+          operands.empty() ? IntImmAttr() : dyn_cast<IntImmAttr>(operands[0]);
       if (imm)
         smallest =
             smallest ? std::min(smallest, imm.getValue()) : imm.getValue();
@@ -1565,14 +1563,14 @@ struct ProbePass : public gpuopt::impl::ProbeBase<ProbePass> {
         original = std::move(originals[entry]);
       if (failed(inserter.instrument(entry)))
         return signalPassFailure();
-      kernels.push_back({entry, inserter.getExitFunction(entry),
-                         std::move(original)});
+      kernels.push_back(
+          {entry, inserter.getExitFunction(entry), std::move(original)});
       ++numProbed;
     }
     if (!keepOccupancy)
       return;
-    if (failed(choosePlacements(kernels, probes, resourcesBefore,
-                                ptxasOptions)))
+    if (failed(
+            choosePlacements(kernels, probes, resourcesBefore, ptxasOptions)))
       return signalPassFailure();
     // Registers are allocated per warp in units of 256, 8 per thread: within
     // the same multiple of 8 the occupancy is the same for any block size.
@@ -1588,8 +1586,8 @@ struct ProbePass : public gpuopt::impl::ProbeBase<ProbePass> {
         continue;
       entry.setMaxnreg(cap);
       ++numCapped;
-      entry.emitRemark() << "probe: capped '" << name << "' at .maxnreg "
-                         << cap << " (it had " << before.registers
+      entry.emitRemark() << "probe: capped '" << name << "' at .maxnreg " << cap
+                         << " (it had " << before.registers
                          << " registers; instrumented, ptxas used "
                          << after.registers
                          << ", which would lower its occupancy)";
@@ -1617,8 +1615,8 @@ struct ProbePass : public gpuopt::impl::ProbeBase<ProbePass> {
                    ArrayRef<CheckedProbe> probes,
                    llvm::StringMap<KernelResources> &resourcesBefore,
                    const PtxasOptions &ptxasOptions) {
-    auto report = [&](PTXModuleOp module)
-        -> FailureOr<llvm::StringMap<KernelResources>> {
+    auto report =
+        [&](PTXModuleOp module) -> FailureOr<llvm::StringMap<KernelResources>> {
       FailureOr<SmallVector<KernelResources>> resources =
           getPtxasResources(module, ptxasOptions);
       if (failed(resources))
@@ -1674,8 +1672,9 @@ struct ProbePass : public gpuopt::impl::ProbeBase<ProbePass> {
       const KernelResources &after = kernel.resources;
       bool warpSpecialized =
           !KernelAnalysis(kernel.entry).getSetmaxnreg().empty();
-      bool costly = spills(after) > spills(before) ||
-                    (!warpSpecialized && after.registers > before.registers + 4);
+      bool costly =
+          spills(after) > spills(before) ||
+          (!warpSpecialized && after.registers > before.registers + 4);
       bool alreadyLocal = llvm::none_of(probes, [](const CheckedProbe &p) {
         return p.spec.carryInRegisters;
       });
@@ -1686,7 +1685,7 @@ struct ProbePass : public gpuopt::impl::ProbeBase<ProbePass> {
       EntryOp first = kernel.entry;
       EntryOp fresh = cast<EntryOp>(kernel.original->clone());
       first->getBlock()->getOperations().insert(Block::iterator(first),
-                                                 fresh.getOperation());
+                                                fresh.getOperation());
       Retry retry{&kernel, OwningOpRef<EntryOp>(first),
                   OwningOpRef<FuncOp>(kernel.exitFunction), after,
                   warpSpecialized};
@@ -1720,10 +1719,10 @@ struct ProbePass : public gpuopt::impl::ProbeBase<ProbePass> {
         kernel.entry.emitRemark()
             << "probe: '" << kernel.entry.getSymName()
             << "': probe code placed inline"
-            << (retry.local ? ", its state in local memory" : "")
-            << " (" << second.registers << " registers, "
-            << spills(second) << " bytes spilled; as first placed: "
-            << retry.first.registers << ", " << spills(retry.first) << ")";
+            << (retry.local ? ", its state in local memory" : "") << " ("
+            << second.registers << " registers, " << spills(second)
+            << " bytes spilled; as first placed: " << retry.first.registers
+            << ", " << spills(retry.first) << ")";
         continue;
       }
       // Back to the first placement.
