@@ -23,7 +23,7 @@ namespace {
 const char *const probedKernel = R"mlir(
 ptx.module @m version "8.7" target ["sm_90a"] address_size 64 {
   ptx.entry ".visible .entry k(.param .u64 out, .param .u64 .ptr .global .align 8 __probe_t)" {
-    ptx.probe "kernel.entry" {
+    ptx.probe "kernel.entry" buffers ["__probe_t"] {
       ptx.reg ".reg .b64 %__pr_addr"
       ptx.reg ".reg .b32 %__pr_clock"
       ptx.inst "ld.param.u64 %__pr_addr, [__probe_t]"

@@ -338,9 +338,12 @@ def PTX_ProbeOp : PTX_Op<"probe", [NoTerminator, SingleBlock,
     - they write only registers declared inside probe ops (the probe's), and
       the kernel outside probe ops never names those registers, nor the
       probe's `.local` variables or labels;
-    - they store only to global memory through a probe register (the record
-      buffers) or to the probe's `.local` variables, and load only `.param`
-      and those variables;
+    - they store to global memory only through an address derived from one
+      of the probe's buffers (`buffers`: parameters of the function that the
+      kernel itself never reads): every write of the address register loads
+      such a parameter or adds an offset to another such address; they also
+      store to the probe's `.local` variables and call arguments, and load
+      only `.param` and those variables;
     - they hold no barrier, fence, synchronising, warp-collective,
       call, return or `setmaxnreg` instruction, and branch only to labels
       inside the same op, so control enters at the top and leaves at the
@@ -350,18 +353,25 @@ def PTX_ProbeOp : PTX_Op<"probe", [NoTerminator, SingleBlock,
     buffers (`ProbeBuffer`), not the kernel's memory.
 
     ```mlir
+    ptx.probe "kernel.entry" buffers ["__probe_block_sched"] {
+      ptx.reg ".reg .b64 %__pr_addr_block_sched"
+      ...
+    }
     ptx.probe "kernel.exit" {
       ptx.inst "mov.u32 %__pr_block_sched_end, %clock"
       ptx.inst "@%__pr_lead_warp st.global.b32 [%__pr_addr_block_sched+12], %__pr_block_sched_end"
     }
     ```
   }];
-  let arguments = (ins StrAttr:$point);
+  let arguments = (ins StrAttr:$point, OptionalAttr<StrArrayAttr>:$buffers);
   let regions = (region SizedRegion<1>:$body);
-  let assemblyFormat = "$point attr-dict-with-keyword $body";
+  let assemblyFormat = [{
+    $point (`buffers` $buffers^)? attr-dict-with-keyword $body
+  }];
   let hasRegionVerifier = 1;
   let skipDefaultBuilders = 1;
-  let builders = [OpBuilder<(ins "::llvm::StringRef":$point)>];
+  let builders = [OpBuilder<(ins "::llvm::StringRef":$point,
+    CArg<"::mlir::ArrayAttr", "{}">:$buffers)>];
   let extraClassDeclaration = [{
     ::mlir::Block *getBodyBlock() { return &getBody().front(); }
     /// True for opcodes that probe code never contains: they touch memory,

@@ -512,9 +512,11 @@ private:
 // Probe code
 //===----------------------------------------------------------------------===//
 
-void ProbeOp::build(OpBuilder &builder, OperationState &state,
-                    StringRef point) {
+void ProbeOp::build(OpBuilder &builder, OperationState &state, StringRef point,
+                    ArrayAttr buffers) {
   state.getOrAddProperties<Properties>().point = builder.getStringAttr(point);
+  if (buffers)
+    state.getOrAddProperties<Properties>().buffers = buffers;
   state.addRegion()->emplaceBlock();
 }
 
@@ -682,18 +684,125 @@ static Attribute getWrittenOperand(InstOp inst) {
   return operands[0];
 }
 
+/// Checks that probe code stores to global memory only through addresses
+/// derived from its buffers: the largest set of registers each of whose
+/// writes in probe code loads a buffer parameter (or a .local variable that
+/// only such addresses are stored to), converts one to global, adds an
+/// offset to one (`add`, `mad` into it), or keeps one or 0 (`selp`, `mov`).
+/// A register copied from the kernel's (an `{addr}` operand) is not one.
+static LogicalResult
+verifyProbeAddresses(Block &body, const llvm::StringSet<> &buffers,
+                     llvm::function_ref<bool(RegisterAttr)> isProbeRegister) {
+  SmallVector<InstOp> probeInsts;
+  body.walk([&](InstOp inst) {
+    if (inst->getParentOfType<ProbeOp>())
+      probeInsts.push_back(inst);
+  });
+  auto baseName = [](Attribute a) -> StringRef {
+    if (auto reg = dyn_cast_or_null<RegisterAttr>(a))
+      return reg.getBaseName();
+    return {};
+  };
+  // Candidates: every probe register written in probe code.
+  llvm::StringSet<> derived;
+  for (InstOp inst : probeInsts)
+    if (Attribute written = getWrittenOperand(inst))
+      if (auto reg = dyn_cast<RegisterAttr>(written);
+          reg && isProbeRegister(reg))
+        derived.insert(reg.getBaseName());
+  auto isDerived = [&](Attribute a) {
+    StringRef name = baseName(a);
+    return !name.empty() && derived.contains(name);
+  };
+  auto isZero = [](Attribute a) {
+    auto imm = dyn_cast<IntImmAttr>(a);
+    return imm && imm.getValue() == 0;
+  };
+  auto symbolOf = [](Attribute a) -> StringRef {
+    auto addr = dyn_cast<AddressAttr>(a);
+    auto sym = addr ? dyn_cast<FlatSymbolRefAttr>(addr.getBase())
+                    : FlatSymbolRefAttr();
+    return sym ? sym.getValue() : StringRef();
+  };
+  // A write keeps its register an address if it is one of the forms above.
+  auto keepsAddress = [&](InstOp inst, const llvm::StringSet<> &localAddrs) {
+    StringRef opcode = inst.getOpcode();
+    ArrayAttr ops = inst.getPtxOperands();
+    if (opcode == "ld" && ops.size() == 2) {
+      StringRef space = inst.getStateSpace();
+      StringRef sym = symbolOf(ops[1]);
+      return (space == "param" && buffers.contains(sym)) ||
+             (space == "local" && localAddrs.contains(sym));
+    }
+    if ((opcode == "cvta" || opcode == "mov") && ops.size() == 2)
+      return isDerived(ops[1]);
+    if (opcode == "add" && ops.size() == 3)
+      return isDerived(ops[1]) != isDerived(ops[2]);
+    if (opcode == "sub" && ops.size() == 3)
+      return isDerived(ops[1]) && !isDerived(ops[2]);
+    if (opcode == "mad" && ops.size() == 4)
+      return isDerived(ops[3]) && !isDerived(ops[1]) && !isDerived(ops[2]);
+    if (opcode == "selp" && ops.size() == 4)
+      return (isDerived(ops[1]) || isZero(ops[1])) &&
+             (isDerived(ops[2]) || isZero(ops[2]));
+    return false;
+  };
+  // Largest fixed point: drop registers with a write of another form.
+  for (bool changed = true; changed;) {
+    changed = false;
+    // .local variables that only addresses are stored to.
+    llvm::StringSet<> localAddrs, localOther;
+    for (InstOp inst : probeInsts)
+      if (inst.getOpcode() == "st" && inst.getStateSpace() == "local" &&
+          inst.getPtxOperands().size() == 2) {
+        StringRef sym = symbolOf(inst.getPtxOperands()[0]);
+        (isDerived(inst.getPtxOperands()[1]) ? localAddrs : localOther)
+            .insert(sym);
+      }
+    for (const auto &other : localOther)
+      localAddrs.erase(other.getKey());
+    for (InstOp inst : probeInsts) {
+      StringRef name = baseName(getWrittenOperand(inst));
+      if (name.empty() || !derived.contains(name) ||
+          keepsAddress(inst, localAddrs))
+        continue;
+      derived.erase(name);
+      changed = true;
+    }
+  }
+  for (InstOp inst : probeInsts) {
+    StringRef opcode = inst.getOpcode();
+    if ((opcode != "st" && opcode != "red") || inst.getStateSpace() != "global")
+      continue;
+    auto address = dyn_cast<AddressAttr>(inst.getPtxOperands()[0]);
+    if (!address || address.getIndices() || !isDerived(address.getBase()))
+      return inst.emitOpError(
+          "in a probe stores to global memory through an address not derived "
+          "from the probe's buffers: every write of the address register "
+          "must load a buffer parameter or add an offset to such an address");
+  }
+  return success();
+}
+
 /// Proves that the kernel cannot observe its probes: probe code writes only
 /// the probe's registers (declared in probe ops), stores only through them
 /// or to the probe's .local variables, and the kernel never names a probe
 /// register, variable or label. Together with ProbeOp::verifyRegions (no
 /// barriers, no jumps out), the kernel computes what it computed before.
-static LogicalResult verifyProbeIsolation(Block &body) {
+static LogicalResult verifyProbeIsolation(Operation *function, ArrayAttr params,
+                                          Block &body) {
   llvm::StringMap<int64_t> registers;
-  llvm::StringSet<> variables;
+  llvm::StringSet<> variables, buffers;
   llvm::DenseSet<StringRef> labels;
   bool anyProbe = false;
+  ProbeOp firstProbe;
   body.walk([&](ProbeOp probe) {
     anyProbe = true;
+    if (!firstProbe)
+      firstProbe = probe;
+    if (ArrayAttr names = probe.getBuffersAttr())
+      for (Attribute name : names)
+        buffers.insert(cast<StringAttr>(name).getValue());
     probe.walk([&](Operation *op) {
       if (auto reg = dyn_cast<RegOp>(op))
         registers[reg.getName()] =
@@ -706,9 +815,18 @@ static LogicalResult verifyProbeIsolation(Block &body) {
   });
   if (!anyProbe)
     return success();
+  for (const auto &buffer : buffers)
+    if (llvm::none_of(params, [&](Attribute param) {
+          return cast<ParamDeclAttr>(param).getName() == buffer.getKey();
+        }))
+      return firstProbe.emitOpError("names buffer '")
+             << buffer.getKey() << "', which is not a parameter of "
+             << function->getName();
   auto isProbeRegister = [&](RegisterAttr reg) {
     return declaresRegister(registers, reg.getBaseName());
   };
+  if (failed(verifyProbeAddresses(body, buffers, isProbeRegister)))
+    return failure();
   WalkResult result = body.walk([&](InstOp inst) -> WalkResult {
     bool inProbe = inst->getParentOfType<ProbeOp>() != nullptr;
     if (!inProbe) {
@@ -721,6 +839,8 @@ static LogicalResult verifyProbeIsolation(Block &body) {
         } else if (auto sym = dyn_cast<FlatSymbolRefAttr>(leaf)) {
           if (variables.contains(sym.getValue()))
             clash = ("variable '" + sym.getValue() + "'").str();
+          else if (buffers.contains(sym.getValue()))
+            clash = ("buffer '" + sym.getValue() + "'").str();
           else if (labels.contains(sym.getValue()))
             clash = ("label '" + sym.getValue() + "'").str();
         } else if (auto label = dyn_cast<LabelRefAttr>(leaf)) {
@@ -800,7 +920,7 @@ static LogicalResult verifyFunctionLike(OpT op,
     return op.emitOpError("body must not have block arguments");
   if (failed(FunctionBodyVerifier(op, verifyInstructions).verify(op.getBody())))
     return failure();
-  return verifyProbeIsolation(op.getBody().front());
+  return verifyProbeIsolation(op, op.getParams(), op.getBody().front());
 }
 
 static LogicalResult verifyEntry(EntryOp op, bool verifyInstructions) {

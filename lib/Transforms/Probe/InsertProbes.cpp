@@ -122,8 +122,9 @@ struct CheckedProbe {
 /// goes out of scope, the builder goes on after the op.
 class ProbeOpInsertion {
 public:
-  ProbeOpInsertion(OpBuilder &builder, Location loc, StringRef point)
-      : builder(builder), op(ProbeOp::create(builder, loc, point)) {
+  ProbeOpInsertion(OpBuilder &builder, Location loc, StringRef point,
+                   ArrayAttr buffers = {})
+      : builder(builder), op(ProbeOp::create(builder, loc, point, buffers)) {
     builder.setInsertionPointToEnd(op.getBodyBlock());
   }
   ProbeOpInsertion(const ProbeOpInsertion &) = delete;
@@ -177,6 +178,13 @@ private:
   Attribute rename(const CheckedProbe &probe, Attribute operand);
   /// The probe registers, the slot computation's and each map's.
   void declareRegisters(StatementBuilder &sb);
+  /// The maps' buffer parameters, which the probe ops name.
+  ArrayAttr getBufferNames() {
+    SmallVector<Attribute> names;
+    for (const MapLayout &map : maps)
+      names.push_back(StringAttr::get(root.getContext(), map.param));
+    return ArrayAttr::get(root.getContext(), names);
+  }
   /// Adds the registers the snippet's instructions write to `written`.
   void noteWrites(const CheckedProbe &probe, ArrayRef<SnippetInst> snippet,
                   llvm::StringSet<> &written);
@@ -602,6 +610,7 @@ void ProbeInserter::declareRegisters(StatementBuilder &sb) {
   sb.reg(".b64", "%__pr_a");
   sb.reg(".b64", "%__pr_x");
   sb.reg(".b64", "%__pr_slot");
+  sb.reg(".b64", "%__pr_off");
   if (hasParts)
     sb.reg(".b32", "%__pr_part");
   sb.reg(".pred", "%__pr_lead_warp");
@@ -737,7 +746,7 @@ void ProbeInserter::buildExitFunction(EntryOp entry) {
   builder.setInsertionPointToStart(&func.getBody().emplaceBlock());
   StatementBuilder sb(builder, loc);
   {
-    ProbeOpInsertion probeOp(builder, loc, "kernel.exit");
+    ProbeOpInsertion probeOp(builder, loc, "kernel.exit", getBufferNames());
     declareRegisters(sb);
     for (const auto &[reg, type] : exitArgs)
       sb.inst("ld.param" + type + " " + reg + ", [__pr_in_" + argName(reg) +
@@ -1030,17 +1039,18 @@ void ProbeInserter::emitDynamicSlot(StatementBuilder &sb,
   sb.inst("mul.lo.u64 %__pr_w, %__pr_w, %__pr_nblk");
   sb.inst("ld.param.u32 " + map.capReg + ", [" + map.capParam + "]");
   sb.inst("mul.wide.u32 %__pr_x, " + map.capReg + ", " + rb);
-  // Counts start after the records.
-  sb.inst("mul.lo.u64 " + map.overflow + ", %__pr_w, %__pr_x");
-  sb.inst("add.u64 " + map.overflow + ", " + map.overflow + ", 7");
-  sb.inst("and.b64 " + map.overflow + ", " + map.overflow + ", -8");
-  sb.inst("mad.lo.u64 " + map.countAddr + ", %__pr_slot, 4, " + map.overflow);
-  sb.inst("add.u64 " + map.countAddr + ", " + map.countAddr + ", " + map.addr);
+  // Offsets in %__pr_off, each address the buffer's plus an offset (the
+  // form the verifier proves): counts start after the records.
+  sb.inst("mul.lo.u64 %__pr_off, %__pr_w, %__pr_x");
+  sb.inst("add.u64 %__pr_off, %__pr_off, 7");
+  sb.inst("and.b64 %__pr_off, %__pr_off, -8");
+  sb.inst("mad.lo.u64 " + map.countAddr + ", %__pr_slot, 4, " + map.addr);
+  sb.inst("add.u64 " + map.countAddr + ", " + map.countAddr + ", %__pr_off");
   // The overflow counter after the counts.
-  sb.inst("mad.lo.u64 " + map.overflow + ", %__pr_w, 4, " + map.overflow);
-  sb.inst("add.u64 " + map.overflow + ", " + map.overflow + ", 7");
-  sb.inst("and.b64 " + map.overflow + ", " + map.overflow + ", -8");
-  sb.inst("add.u64 " + map.overflow + ", " + map.overflow + ", " + map.addr);
+  sb.inst("mad.lo.u64 %__pr_off, %__pr_w, 4, %__pr_off");
+  sb.inst("add.u64 %__pr_off, %__pr_off, 7");
+  sb.inst("and.b64 %__pr_off, %__pr_off, -8");
+  sb.inst("add.u64 " + map.overflow + ", " + map.addr + ", %__pr_off");
   sb.inst("mad.lo.u64 " + map.addr + ", %__pr_slot, %__pr_x, " + map.addr);
   sb.inst("mov.u32 " + map.count + ", 0");
 }
@@ -1376,7 +1386,7 @@ LogicalResult ProbeInserter::instrument(EntryOp entry) {
   builder.setInsertionPointToStart(body);
   StatementBuilder sb(builder, loc);
   std::optional<ProbeOpInsertion> entryProbe;
-  entryProbe.emplace(builder, loc, "kernel.entry");
+  entryProbe.emplace(builder, loc, "kernel.entry", getBufferNames());
   hasParts = !partScopes.empty();
   declareRegisters(sb);
   emitSlots(sb, /*exitMaps=*/false);

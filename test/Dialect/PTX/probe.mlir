@@ -6,7 +6,7 @@
 // registers and predicates, branch within itself, store through its own
 // registers and use its own .local variables.
 // CHECK-LABEL: ptx.entry ".visible .entry ok(
-// CHECK:         ptx.probe "kernel.entry" {
+// CHECK:         ptx.probe "kernel.entry" buffers ["__probe_t"] {
 // CHECK:           ptx.reg ".reg .b64 %__pr_addr"
 // CHECK:         ptx.probe "before ld.global.u32" {
 // CHECK-NEXT:      ptx.inst "add.s64 %__pr_a, %rd1, 4"
@@ -14,7 +14,7 @@
 // CHECK-NEXT:      ptx.inst "@!%p1 bra $__pr_skip_0"
 ptx.module @m version "8.7" target ["sm_90a"] address_size 64 {
   ptx.entry ".visible .entry ok(.param .u64 in, .param .u64 .ptr .global .align 8 __probe_t)" {
-    ptx.probe "kernel.entry" {
+    ptx.probe "kernel.entry" buffers ["__probe_t"] {
       ptx.reg ".reg .b64 %__pr_addr"
       ptx.reg ".reg .b64 %__pr_a"
       ptx.reg ".reg .b32 %__pr_c<2>"
@@ -36,8 +36,8 @@ ptx.module @m version "8.7" target ["sm_90a"] address_size 64 {
       ptx.inst "ld.local.u64 %__pr_addr, [__pr_local_addr]"
       ptx.inst "mov.u32 %__pr_c1, %clock"
       ptx.inst "st.global.b32 [%__pr_addr+8], %__pr_c1"
-      ptx.inst "st.global.b64 [%__pr_addr], %__pr_a"
-      ptx.inst "red.global.add.u64 [%__pr_addr+16], 1"
+      ptx.inst "st.global.b64 [%__pr_addr+16], %__pr_a"
+      ptx.inst "red.global.add.u64 [%__pr_addr+24], 1"
       ptx.label "$__pr_skip_0:"
     }
     ptx.inst "@%p1 ret"
@@ -153,7 +153,7 @@ ptx.module @m version "8.7" target ["sm_90a"] {
     ptx.probe "kernel.exit" {
       ptx.reg ".reg .b32 %__pr_c"
       // A store through the kernel's pointer could hit the kernel's data.
-      // expected-error@+1 {{in a probe accesses memory that is not the probe's}}
+      // expected-error@+1 {{in a probe stores to global memory through an address not derived from the probe's buffers}}
       ptx.inst "st.global.b32 [%rd1], %__pr_c"
     }
   }
@@ -239,7 +239,7 @@ ptx.module @m version "8.7" target ["sm_90a"] {
 // The exit code in a function of its own: the probe calls it with the
 // buffer and the registers it reads, in a call scope.
 // CHECK-LABEL: ptx.func ".func __pr_exit_k(
-// CHECK:         ptx.probe "kernel.exit" {
+// CHECK:         ptx.probe "kernel.exit" buffers ["__probe_t"] {
 // CHECK:         ptx.inst "ret"
 // CHECK:       ptx.entry ".entry k(
 // CHECK:         ptx.probe "kernel.exit" {
@@ -247,7 +247,7 @@ ptx.module @m version "8.7" target ["sm_90a"] {
 // CHECK:             ptx.inst "@%p1 call __pr_exit_k, (__pr_buf_t, __pr_arg_c)"
 ptx.module @m version "8.7" target ["sm_90a"] {
   ptx.func ".func __pr_exit_k(.param .b64 __probe_t, .param .b32 __pr_in_c)" {
-    ptx.probe "kernel.exit" {
+    ptx.probe "kernel.exit" buffers ["__probe_t"] {
       ptx.reg ".reg .b64 %__pr_addr"
       ptx.reg ".reg .b32 %__pr_c"
       ptx.inst "ld.param.b32 %__pr_c, [__pr_in_c]"
@@ -258,7 +258,7 @@ ptx.module @m version "8.7" target ["sm_90a"] {
     ptx.inst "ret"
   }
   ptx.entry ".entry k(.param .u64 .ptr .global .align 8 __probe_t)" {
-    ptx.probe "kernel.entry" {
+    ptx.probe "kernel.entry" buffers ["__probe_t"] {
       ptx.reg ".reg .b64 %__pr_addr"
       ptx.reg ".reg .b32 %__pr_c"
       ptx.inst "mov.u32 %__pr_c, %clock"
@@ -304,5 +304,77 @@ ptx.module @m version "8.7" target ["sm_90a"] {
       // expected-error@+1 {{in a probe accesses memory that is not the probe's}}
       ptx.inst "st.param.b64 [out], %__pr_a"
     }
+  }
+}
+
+// -----
+
+ptx.module @m version "8.7" target ["sm_90a"] {
+  ptx.entry ".entry k(.param .u64 out, .param .u64 .ptr .global .align 8 __probe_t)" {
+    ptx.reg ".reg .b64 %rd<2>"
+    ptx.inst "ld.param.u64 %rd1, [out]"
+    ptx.probe "kernel.exit" buffers ["__probe_t"] {
+      ptx.reg ".reg .b64 %__pr_a"
+      ptx.reg ".reg .b32 %__pr_c"
+      // A probe register that holds the kernel's pointer is not a buffer
+      // address: the store could hit the kernel's data.
+      ptx.inst "add.s64 %__pr_a, %rd1, 4"
+      // expected-error@+1 {{in a probe stores to global memory through an address not derived from the probe's buffers}}
+      ptx.inst "st.global.b32 [%__pr_a], %__pr_c"
+    }
+  }
+}
+
+// -----
+
+ptx.module @m version "8.7" target ["sm_90a"] {
+  ptx.entry ".entry k(.param .u64 out, .param .u64 .ptr .global .align 8 __probe_t)" {
+    ptx.probe "kernel.exit" buffers ["__probe_t"] {
+      ptx.reg ".reg .b64 %__pr_a"
+      ptx.reg ".reg .b32 %__pr_c"
+      // Loading the kernel's parameter gives the kernel's buffer.
+      ptx.inst "ld.param.u64 %__pr_a, [out]"
+      // expected-error@+1 {{through an address not derived from the probe's buffers}}
+      ptx.inst "st.global.b32 [%__pr_a+8], %__pr_c"
+    }
+  }
+}
+
+// -----
+
+ptx.module @m version "8.7" target ["sm_90a"] {
+  ptx.entry ".entry k(.param .u64 .ptr .global .align 8 __probe_t)" {
+    ptx.probe "kernel.entry" buffers ["__probe_t"] {
+      ptx.reg ".reg .b64 %__pr_a<3>"
+      ptx.reg ".reg .b32 %__pr_c"
+      ptx.inst "ld.param.u64 %__pr_a1, [__probe_t]"
+      ptx.inst "ld.param.u64 %__pr_a2, [__probe_t]"
+      // The difference of two addresses is an offset, not an address.
+      ptx.inst "sub.s64 %__pr_a1, %__pr_a1, %__pr_a2"
+      // expected-error@+1 {{through an address not derived from the probe's buffers}}
+      ptx.inst "st.global.b32 [%__pr_a1], %__pr_c"
+    }
+  }
+}
+
+// -----
+
+ptx.module @m version "8.7" target ["sm_90a"] {
+  ptx.entry ".entry k(.param .u64 out)" {
+    // expected-error@+1 {{names buffer '__probe_t', which is not a parameter of ptx.entry}}
+    ptx.probe "kernel.entry" buffers ["__probe_t"] {
+    }
+  }
+}
+
+// -----
+
+ptx.module @m version "8.7" target ["sm_90a"] {
+  ptx.entry ".entry k(.param .u64 .ptr .global .align 8 __probe_t)" {
+    ptx.probe "kernel.entry" buffers ["__probe_t"] {
+    }
+    ptx.reg ".reg .b64 %rd<2>"
+    // expected-error@+1 {{names the probe's buffer '__probe_t' outside probe code}}
+    ptx.inst "ld.param.u64 %rd1, [__probe_t]"
   }
 }
