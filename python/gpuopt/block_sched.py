@@ -7,7 +7,11 @@ warp's end. Per SM the blocks form a FIFO of slots: a block that starts
 after the SM's first wave takes the slot of the earliest block that ended
 before it, and the time between that end and its start is scheduling cost
 (Neutrino, OSDI'25). The report compares the sum of those gaps with the sum
-of the blocks' running times.
+of the blocks' running times. Which block took which slot cannot be seen,
+and FIFO pairs each start with the oldest free slot; a second measure that
+does not pair: per SM, while blocks are still being started there, the slot
+time left idle (the most blocks it ran at once, times that window, minus
+the time blocks ran in it).
 
   python3 python/gpuopt/block_sched.py TRACE_DIR [--plot tl.png] [--perfetto tl.json]
 """
@@ -102,6 +106,36 @@ def scheduling_cost(blocks):
             "per_sm": per_sm}
 
 
+def slot_idle(blocks):
+    """Per SM, over its dispatch window (its first block's start to its last
+    block's start, when a free slot could still be filled): the most blocks
+    resident at once times the window, minus the blocks' running time inside
+    it. The share is that idle slot time over the window's slot time."""
+    idle_total, slot_total, per_sm = 0.0, 0.0, {}
+    for sm in np.unique(blocks["sm"]):
+        sel = blocks["sm"] == sm
+        starts, ends = blocks["start"][sel], blocks["end"][sel]
+        lo, hi = starts.min(), starts.max()
+        # Resident blocks over time: at equal times, ends before starts, so
+        # back-to-back blocks do not count twice.
+        times = np.concatenate([ends, starts])
+        deltas = np.concatenate([-np.ones(len(ends), np.int64),
+                                 np.ones(len(starts), np.int64)])
+        order = np.lexsort((deltas, times))
+        resident = int(np.cumsum(deltas[order]).max())
+        busy = float(np.clip(np.minimum(ends, hi) - np.maximum(starts, lo), 0, None).sum())
+        slot_time = float(resident) * float(hi - lo)
+        idle = slot_time - busy
+        idle_total += idle
+        slot_total += slot_time
+        per_sm[int(sm)] = {"resident": resident, "window_clocks": int(hi - lo),
+                           "idle_slot_clocks": idle}
+    return {"idle_slot_clocks": idle_total, "slot_clocks": slot_total,
+            "idle_share": idle_total / slot_total if slot_total else 0.0,
+            "max_resident": max((v["resident"] for v in per_sm.values()), default=0),
+            "per_sm": per_sm}
+
+
 def perfetto(blocks, clock_ghz):
     """Chrome/Perfetto trace events: one track per SM, a slice per block,
     aligned across SMs by each block's %globaltimer start."""
@@ -161,6 +195,7 @@ def main(argv=None):
         print("block_sched: error: no records were written", file=sys.stderr)
         return 2
     cost = scheduling_cost(blocks)
+    idle = slot_idle(blocks)
     grid = trace.grid
     print(f"{trace.info.get('kernel')}: {cost['blocks']} blocks on {cost['sms']} SMs "
           f"(grid {grid}, block {trace.block}); {missing} warps without a record; "
@@ -170,10 +205,15 @@ def main(argv=None):
           f"{cost['gaps']} block starts")
     print(f"  scheduling share: {100 * cost['scheduling_share']:.1f}% of SM slot time "
           "(gaps / (gaps + running))")
+    print(f"  idle slots while blocks start: {100 * idle['idle_share']:.1f}% of the "
+          f"slot time (up to {idle['max_resident']} blocks resident per SM, "
+          "no pairing)")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({k: v for k, v in cost.items() if k != "per_sm"} |
-                      {"missing_warps": missing}, f, indent=1)
+                      {"missing_warps": missing,
+                       "idle_share": idle["idle_share"],
+                       "max_resident": idle["max_resident"]}, f, indent=1)
     if args.perfetto:
         with open(args.perfetto, "w") as f:
             json.dump(perfetto(blocks, args.clock_ghz), f)

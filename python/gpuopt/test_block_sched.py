@@ -64,6 +64,20 @@ def test_scheduling_cost_matches_the_gaps(tmp_path):
     assert cost["scheduling_share"] == pytest.approx(12 * 250 / (12 * 250 + 18 * 1000))
 
 
+def test_slot_idle_needs_no_pairing(tmp_path):
+    blocks = bs.blocks_of(_load(tmp_path, synthetic()))[0]
+    idle = bs.slot_idle(blocks)
+    # Per SM: 2 slots, dispatch window 0..2503 (slot 1 starts 3 clocks late);
+    # blocks run 4003 clocks inside it: 2 x 2503 - 4003 idle, the two 250
+    # gaps of each slot and slot 1's 3 clocks.
+    assert idle["max_resident"] == 2
+    assert idle["per_sm"][0]["idle_slot_clocks"] == pytest.approx(1003)
+    assert idle["idle_share"] == pytest.approx(1003 / 5006)
+    # Back to back: only slot 1's late start is idle.
+    back = bs.slot_idle(bs.blocks_of(_load(tmp_path / "b", synthetic(gap=0)))[0])
+    assert back["per_sm"][0]["idle_slot_clocks"] == pytest.approx(3)
+
+
 def test_clock_wrap(tmp_path):
     rec = synthetic(base=(1 << 32) - 1500)  # wraps during the second block
     cost = bs.scheduling_cost(bs.blocks_of(_load(tmp_path, rec))[0])
@@ -97,6 +111,8 @@ def test_cli_outputs(tmp_path, capsys):
                     "--json", js, "--clock-ghz", "1.0"]) == 0
     out = capsys.readouterr().out
     assert "18 blocks on 3 SMs" in out and "scheduling share: 14.3%" in out
+    assert "idle slots while blocks start: 20.0%" in out
+    assert json.load(open(js))["idle_share"] == pytest.approx(1003 / 5006)
     with open(png, "rb") as f:
         assert f.read(8) == b"\x89PNG\r\n\x1a\n"
     events = json.load(open(pf))["traceEvents"]
