@@ -25,7 +25,8 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from gpuopt.trace import TraceError, load  # noqa: E402
+from gpuopt.trace import (TraceError, load, perfetto_names,  # noqa: E402
+                          perfetto_slice, perfetto_trace)
 
 MAP = "block_sched"
 
@@ -140,16 +141,13 @@ def perfetto(blocks, clock_ghz):
     """Chrome/Perfetto trace events: one track per SM, a slice per block,
     aligned across SMs by each block's %globaltimer start."""
     t0 = float(blocks["gstart"].min())
-    events = []
-    for b, sm, s, e, g in zip(blocks["block"], blocks["sm"], blocks["start"],
-                              blocks["end"], blocks["gstart"]):
-        events.append({"name": f"block {int(b)}", "ph": "X", "pid": 0, "tid": int(sm),
-                       "ts": (float(g) - t0) / 1000.0,
-                       "dur": (int(e) - int(s)) / clock_ghz / 1000.0})
-    for sm in np.unique(blocks["sm"]):
-        events.append({"name": "thread_name", "ph": "M", "pid": 0, "tid": int(sm),
-                       "args": {"name": f"SM {int(sm)}"}})
-    return {"traceEvents": events, "displayTimeUnit": "ns"}
+    events = [perfetto_slice(f"block {int(b)}", 0, sm, (float(g) - t0) / 1000.0,
+                             (int(e) - int(s)) / clock_ghz / 1000.0)
+              for b, sm, s, e, g in zip(blocks["block"], blocks["sm"], blocks["start"],
+                                        blocks["end"], blocks["gstart"])]
+    events += perfetto_names(0, threads=[(sm, f"SM {int(sm)}")
+                                         for sm in np.unique(blocks["sm"])])
+    return perfetto_trace(events)
 
 
 def plot(blocks, path, clock_ghz, max_sms=16):

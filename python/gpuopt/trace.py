@@ -209,3 +209,32 @@ def warp_times(clock, warp):
     starts = np.nonzero(first)[0]
     group = np.cumsum(first) - 1
     return total - total[starts][group]
+
+
+def perfetto_slice(name, pid, tid, ts_us, dur_us, args=None):
+    """A complete event ("X") of a Chrome/Perfetto trace, times in µs."""
+    event = {"name": name, "ph": "X", "pid": int(pid), "tid": int(tid),
+             "ts": ts_us, "dur": dur_us}
+    if args:
+        event["args"] = args
+    return event
+
+
+def perfetto_names(pid, process=None, threads=()):
+    """Metadata events: the process `pid` named `process` (sorted by pid)
+    and its threads, given as (tid, name) pairs."""
+    events = []
+    if process is not None:
+        events.append({"name": "process_name", "ph": "M", "pid": int(pid),
+                       "args": {"name": process}})
+        events.append({"name": "process_sort_index", "ph": "M", "pid": int(pid),
+                       "args": {"sort_index": int(pid)}})
+    for tid, name in threads:
+        events.append({"name": "thread_name", "ph": "M", "pid": int(pid),
+                       "tid": int(tid), "args": {"name": name}})
+    return events
+
+
+def perfetto_trace(events):
+    """The JSON object ui.perfetto.dev and chrome://tracing open."""
+    return {"traceEvents": events, "displayTimeUnit": "ns"}

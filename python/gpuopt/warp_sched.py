@@ -24,6 +24,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from gpuopt.trace import (TraceError, load, part_label, part_names, parts,  # noqa: E402
+                          perfetto_names, perfetto_slice, perfetto_trace,
                           summary_part_label)
 
 MAP = "warp_sched"
@@ -107,20 +108,15 @@ def perfetto(trace, w):
         if "part" in w:
             args["part"] = part_label(names, w["part"][i])
             name += f" {args['part']}"
-        events.append({"name": name, "ph": "X", "pid": int(w["sm"][i]),
-                       "tid": int(w["slot"][i]),
-                       "ts": (int(w["gstart"][i]) - t0) / 1000.0,
-                       "dur": (int(w["gend"][i]) - int(w["gstart"][i])) / 1000.0,
-                       "args": args})
+        events.append(perfetto_slice(name, w["sm"][i], w["slot"][i],
+                                     (int(w["gstart"][i]) - t0) / 1000.0,
+                                     (int(w["gend"][i]) - int(w["gstart"][i])) / 1000.0,
+                                     args))
     for sm in np.unique(w["sm"]):
-        events.append({"name": "process_name", "ph": "M", "pid": int(sm),
-                       "args": {"name": f"SM {int(sm)}"}})
-        events.append({"name": "process_sort_index", "ph": "M", "pid": int(sm),
-                       "args": {"sort_index": int(sm)}})
-        for slot in np.unique(w["slot"][w["sm"] == sm]):
-            events.append({"name": "thread_name", "ph": "M", "pid": int(sm),
-                           "tid": int(slot), "args": {"name": f"warp slot {int(slot)}"}})
-    return {"traceEvents": events, "displayTimeUnit": "ns"}
+        slots = np.unique(w["slot"][w["sm"] == sm])
+        events += perfetto_names(sm, f"SM {int(sm)}",
+                                 [(slot, f"warp slot {int(slot)}") for slot in slots])
+    return perfetto_trace(events)
 
 
 def running(w, bins):
