@@ -1419,7 +1419,29 @@ LogicalResult ProbeInserter::instrument(EntryOp entry) {
       exits.push_back(inst);
   });
   // A body that ends without ret or exit falls off the end: that is an exit.
+  // Labels after the last instruction that nothing branches to (debug
+  // labels such as `$L__func_end0`) do not make a path.
+  llvm::StringSet<> named;
+  for (InstOp inst : kernelInsts)
+    walkOperandLeaves(inst.getPtxOperandsAttr(), [&](Attribute leaf) {
+      if (auto label = dyn_cast<LabelRefAttr>(leaf))
+        named.insert(label.getName());
+      else if (auto sym = dyn_cast<FlatSymbolRefAttr>(leaf))
+        named.insert(sym.getValue());
+    });
+  SmallVector<StringRef> tables;
+  entry.walk(
+      [&](DirectiveOp directive) { tables.push_back(directive.getText()); });
+  auto isTarget = [&](LabelOp label) {
+    return named.contains(label.getName()) ||
+           llvm::any_of(tables, [&](StringRef text) {
+             return text.contains(label.getName());
+           });
+  };
   Operation *last = body->empty() ? nullptr : &body->back();
+  while (last && (isa<LocOp>(last) ||
+                  (isa<LabelOp>(last) && !isTarget(cast<LabelOp>(last)))))
+    last = last->getPrevNode();
   auto lastInst = dyn_cast_or_null<InstOp>(last);
   bool endsInExit =
       lastInst && !lastInst.getGuard() &&
