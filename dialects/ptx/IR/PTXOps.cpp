@@ -572,7 +572,12 @@ bool ProbeOp::isForbiddenOpcode(StringRef opcode) {
                                                 "clusterlaunchcontrol",
                                                 "tcgen05",
                                                 "mma",
-                                                "wmma"};
+                                                "wmma",
+                                                "movmatrix",
+                                                "brkpt",
+                                                "addc",
+                                                "subc",
+                                                "madc"};
   return llvm::is_contained(forbidden, opcode);
 }
 
@@ -658,6 +663,11 @@ verifyProbeStatements(Block &block, const llvm::DenseSet<StringRef> &labels) {
         (opcode == "red" && space == "global") ||
         (opcode == "ld" && (space == "param" || space == "local")))
       continue;
+    if (inst.hasModifier("cc"))
+      return inst.emitOpError("'")
+             << inst.getFullOpcode()
+             << "' is not allowed in a probe: it writes the carry flag, which "
+                "the kernel's addc/subc/madc may read";
     if (ProbeOp::isForbiddenOpcode(opcode))
       return inst.emitOpError("'")
              << inst.getFullOpcode()
@@ -720,6 +730,9 @@ verifyProbeAddresses(Block &body, const llvm::StringSet<> &buffers,
   };
   auto symbolOf = [](Attribute a) -> StringRef {
     auto addr = dyn_cast<AddressAttr>(a);
+    // `[buffer+8]` is the next parameter, not the buffer.
+    if (addr && addr.getOffset() != 0)
+      return {};
     auto sym = addr ? dyn_cast<FlatSymbolRefAttr>(addr.getBase())
                     : FlatSymbolRefAttr();
     return sym ? sym.getValue() : StringRef();
@@ -827,6 +840,24 @@ static LogicalResult verifyProbeIsolation(Operation *function, ArrayAttr params,
   };
   if (failed(verifyProbeAddresses(body, buffers, isProbeRegister)))
     return failure();
+  // Jump tables (`.branchtargets`) of the kernel name no probe label.
+  WalkResult tables = body.walk([&](DirectiveOp directive) -> WalkResult {
+    if (directive->getParentOfType<ProbeOp>())
+      return WalkResult::advance();
+    SmallVector<StringRef> words;
+    directive.getText().split(words, ' ', -1, false);
+    for (StringRef word : words) {
+      word = word.trim(" ,;:\t");
+      if (labels.contains(word)) {
+        directive.emitOpError("names the probe's label '")
+            << word << "': the kernel may not jump into probe code";
+        return WalkResult::interrupt();
+      }
+    }
+    return WalkResult::advance();
+  });
+  if (tables.wasInterrupted())
+    return failure();
   WalkResult result = body.walk([&](InstOp inst) -> WalkResult {
     bool inProbe = inst->getParentOfType<ProbeOp>() != nullptr;
     if (!inProbe) {
@@ -892,8 +923,9 @@ static LogicalResult verifyProbeIsolation(Operation *function, ArrayAttr params,
     bool owned = false;
     if (address && !address.getIndices()) {
       Attribute base = address.getBase();
+      // Probe variables are scalars: an offset could reach the kernel's.
       if (space == "local" || space == "param")
-        owned = isa<FlatSymbolRefAttr>(base) &&
+        owned = isa<FlatSymbolRefAttr>(base) && address.getOffset() == 0 &&
                 variables.contains(cast<FlatSymbolRefAttr>(base).getValue());
       else
         owned = isa<RegisterAttr>(base) &&

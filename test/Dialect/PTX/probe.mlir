@@ -378,3 +378,46 @@ ptx.module @m version "8.7" target ["sm_90a"] {
     ptx.inst "ld.param.u64 %rd1, [__probe_t]"
   }
 }
+
+// -----
+
+ptx.module @m version "8.7" target ["sm_90a"] {
+  ptx.entry ".entry k()" {
+    ptx.probe "kernel.entry" {
+      ptx.reg ".reg .b32 %__pr_c"
+      // The kernel's addc could read this carry.
+      // expected-error@+1 {{'add.cc.u32' is not allowed in a probe: it writes the carry flag}}
+      ptx.inst "add.cc.u32 %__pr_c, %__pr_c, 1"
+    }
+  }
+}
+
+// -----
+
+ptx.module @m version "8.7" target ["sm_90a"] {
+  ptx.entry ".entry k(.param .u64 .ptr .global .align 8 __probe_t, .param .u64 p)" {
+    ptx.probe "kernel.entry" buffers ["__probe_t"] {
+      ptx.reg ".reg .b64 %__pr_a"
+      ptx.reg ".reg .b32 %__pr_c"
+      // Past the buffer parameter lies the kernel's.
+      ptx.inst "ld.param.u64 %__pr_a, [__probe_t+8]"
+      // expected-error@+1 {{through an address not derived from the probe's buffers}}
+      ptx.inst "st.global.b32 [%__pr_a], %__pr_c"
+    }
+  }
+}
+
+// -----
+
+ptx.module @m version "8.7" target ["sm_90a"] {
+  ptx.entry ".entry k()" {
+    ptx.var ".local .align 4 .b8 depot[64]"
+    ptx.probe "kernel.entry" {
+      ptx.var ".local .u32 __pr_v"
+      ptx.reg ".reg .b32 %__pr_c"
+      // Past a probe variable may lie the kernel's local memory.
+      // expected-error@+1 {{in a probe accesses memory that is not the probe's}}
+      ptx.inst "st.local.u32 [__pr_v+64], %__pr_c"
+    }
+  }
+}
