@@ -20,7 +20,8 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from gpuopt.trace import TraceError, load, parts, print_summary, warp_times  # noqa: E402
+from gpuopt.trace import (load_records, parts,  # noqa: E402
+                          print_summary, warp_times)
 
 MAP = "dmat"
 STORE = 0x80000000
@@ -133,15 +134,10 @@ def main(argv=None):
                     "or index among the pages touched (closes gaps between buffers)")
     ap.add_argument("--json", default=None, help="the numbers as JSON")
     args = ap.parse_args(argv)
-    try:
-        trace = load(args.trace)
-        a = accesses(trace)
-    except TraceError as e:
-        print(f"dmat: error: {e}", file=sys.stderr)
+    loaded = load_records("dmat", args.trace, accesses, "addr")
+    if loaded is None:
         return 2
-    if not len(a["addr"]):
-        print("dmat: error: no records were written", file=sys.stderr)
-        return 2
+    trace, a = loaded
     s = summary(trace, a)
     print_summary(trace, s, _fmt, args.json)
     if args.plot:

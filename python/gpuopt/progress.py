@@ -19,7 +19,8 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from gpuopt.trace import TraceError, load, parts, print_summary, warp_times  # noqa: E402
+from gpuopt.trace import (load_records, parts,  # noqa: E402
+                          print_summary, warp_times)
 
 MAP = "program_progress"
 
@@ -106,15 +107,10 @@ def main(argv=None):
     ap.add_argument("--plot", default=None, help="site over time PNG (up to 64 warps)")
     ap.add_argument("--json", default=None, help="the numbers as JSON")
     args = ap.parse_args(argv)
-    try:
-        trace = load(args.trace)
-        p = progress_of(trace)
-    except TraceError as e:
-        print(f"progress: error: {e}", file=sys.stderr)
+    loaded = load_records("progress", args.trace, progress_of, "site")
+    if loaded is None:
         return 2
-    if not len(p["site"]):
-        print("progress: error: no records were written", file=sys.stderr)
-        return 2
+    trace, p = loaded
     s = summary(trace, p)
     print_summary(trace, s, _fmt, args.json)
     if args.plot:

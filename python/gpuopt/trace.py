@@ -162,6 +162,23 @@ def summary_part_label(d):
     return "(no part)" if d["part"] is None else f"part {d['part']} ({d['kernel']})"
 
 
+def load_records(tool, path, extract, key):
+    """Loads a trace and `extract(trace)`'s records for a command-line tool;
+    None (after printing `tool: error: ...`) when the trace is unreadable or
+    no record was written (`extract(...)[key]` empty)."""
+    import sys
+    try:
+        trace = load(path)
+        records = extract(trace)
+    except TraceError as e:
+        print(f"{tool}: error: {e}", file=sys.stderr)
+        return None
+    if not len(records[key]):
+        print(f"{tool}: error: no records were written", file=sys.stderr)
+        return None
+    return trace, records
+
+
 def print_summary(trace, s, fmt, json_path=None):
     """The report of a per-record analysis (dmat, progress): the kernel, the
     overflow, the summary and each part's; and `s` as JSON when asked."""
