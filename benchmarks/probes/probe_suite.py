@@ -249,7 +249,7 @@ def cmd_check(args):
     results = []
     sms = None
     for run in meta["runs"]:
-        if run["probe"] not in args.probes:
+        if run["probe"] not in args.probes or (args.only and args.only not in run["kernel"]):
             continue
         if "error" in run:
             results.append({**run, "result": "SKIP", "detail": run["error"][:200]})
@@ -265,6 +265,10 @@ def cmd_check(args):
         tol = fs.TOLERANCE.get(run["kernel"])
         if tol:
             cmd += ["--tolerance", str(tol)]
+        if args.sanitizer:
+            # Every probe store is inside its buffer: memcheck fails the run
+            # with exit code 86 on any out-of-bounds access.
+            cmd = [args.sanitizer, "--tool", "memcheck", "--error-exitcode", "86"] + cmd
         r = fs.run_watchdog(cmd, args.timeout)
         res = {"kernel": run["kernel"], "probe": run["probe"]}
         if r.hung or r.rc not in (0, 1):
@@ -301,7 +305,7 @@ def cmd_check(args):
             shutil.rmtree(trace, ignore_errors=True)  # can be GiBs
         log(f"{run['kernel']} + {run['probe']}: {res['result']}: {res['detail'][:160]}")
         results.append(res)
-    with open(os.path.join(out, "check.json"), "w") as f:
+    with open(os.path.join(out, args.results), "w") as f:
         json.dump({"date": args.date, "results": results}, f, indent=1)
     passed = sum(r["result"] == "PASS" for r in results)
     log(f"check: {passed} PASS, {sum(r['result'] == 'FAIL' for r in results)} FAIL, "
@@ -403,7 +407,7 @@ def write_bench(report, rows, args):
                       f"{r['slowdown']:.3f} | {r['registers']} | {r['probed_registers']} | "
                       f"{r['extra_registers']:+d} |")
         md.append("")
-    path = os.path.join(args.out_dir, f"probes-{short}.md")
+    path = os.path.join(args.out_dir, f"{args.name}-{short}.md")
     with open(path, "w") as f:
         f.write("\n".join(md))
     with open(os.path.splitext(path)[0] + ".json", "w") as f:
@@ -477,13 +481,20 @@ def main(argv=None):
     b.add_argument("--repeat", type=int, default=100)
     b.add_argument("--probes", nargs="+", default=list(PROBES))
     b.add_argument("--max-buffer-gib", type=float, default=4.0)
+    b.add_argument("--name", default="probes",
+                   help="results file stem: OUT_DIR/NAME-<gpu>.md and .json")
     r = sub.add_parser("registers")
     r.add_argument("--dir", default=os.path.join(ROOT, "build", "probes"))
     r.add_argument("--out-dir", default=os.path.join(ROOT, "docs", "results"))
     r.add_argument("--probes", nargs="+", default=list(PROBES))
     r.add_argument("--date", default=datetime.date.today().isoformat())
     sub.choices["check"].add_argument("--keep-traces", action="store_true")
-    sub.choices["check"].add_argument("--probes", nargs="+", default=list(PROBES))
+    c = sub.choices["check"]
+    c.add_argument("--probes", nargs="+", default=list(PROBES))
+    c.add_argument("--only", default=None, help="kernels whose name contains this")
+    c.add_argument("--sanitizer", default=None,
+                   help="run each probed kernel under this compute-sanitizer (memcheck)")
+    c.add_argument("--results", default="check.json", help="results file name in --dir")
     args = ap.parse_args(argv)
     return {"generate": cmd_generate, "check": cmd_check, "bench": cmd_bench,
             "registers": cmd_registers}[args.cmd](args)
