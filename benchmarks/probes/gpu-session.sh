@@ -10,6 +10,8 @@
 #                                  (probe_suite.py check), memcheck on a
 #                                  sample, the fused and overflow checks, the
 #                                  zero-fill example
+# CHECK_ONLY="a b" limits the suite check to kernels whose names contain a or
+# b, CHECK_LIMIT its seconds; SKIP="memcheck extra ..." leaves steps out.
 #   gpu-session.sh bench LOG_DIR   overhead tables: light probes, then the
 #                                  heavier ones
 #
@@ -27,6 +29,7 @@ status=0
 step() { # step NAME SECONDS COMMAND...: run with a time limit, log to LOG/NAME.log
   local name=$1 limit=$2
   shift 2
+  case " ${SKIP:-} " in *" $name "*) return ;; esac
   local t0=$SECONDS
   timeout "$limit" "$@" >"$LOG/$name.log" 2>&1
   local rc=$?
@@ -37,14 +40,15 @@ step() { # step NAME SECONDS COMMAND...: run with a time limit, log to LOG/NAME.
 
 case "$MODE" in
 check)
-  step check 330 python3 $SUITE check
+  step check "${CHECK_LIMIT:-450}" python3 $SUITE check ${CHECK_ONLY:+--only $CHECK_ONLY}
   cp build/probes/check.json "$LOG/check.json"
   step memcheck 120 python3 $SUITE check --only im2col --sanitizer compute-sanitizer \
     --probes block_sched gmem_bytes tensorop_count warp_sched --results check-memcheck.json
   step memcheck-ws 90 python3 $SUITE check --only ws_softmax --sanitizer compute-sanitizer \
     --probes block_sched warp_sched --results check-memcheck-ws.json
   step extra 90 bash benchmarks/probes/extra_checks.sh check build/bin build/probe-extra
-  PROBE_SKIP_COMPILE=1 step example 60 bash examples/probe/run.sh build/probe-example
+  export PROBE_SKIP_COMPILE=1
+  step example 60 bash examples/probe/run.sh build/probe-example
   cp build/probe-example/block_sched.json "$LOG/zero-fill-block-sched.json" 2>/dev/null
   ;;
 bench)

@@ -249,7 +249,8 @@ def cmd_check(args):
     results = []
     sms = None
     for run in meta["runs"]:
-        if run["probe"] not in args.probes or (args.only and args.only not in run["kernel"]):
+        if run["probe"] not in args.probes or (
+                args.only and not any(o in run["kernel"] for o in args.only)):
             continue
         if "error" in run:
             results.append({**run, "result": "SKIP", "detail": run["error"][:200]})
@@ -261,7 +262,8 @@ def cmd_check(args):
         os.makedirs(os.path.dirname(trace), exist_ok=True)
         cmd = [args.gpu_run, os.path.join(ROOT, run["ptx"]), "--manifest",
                os.path.join(ROOT, run["manifest"])] + launch_args(run["spec"]) + [
-            "--compare", f"{module}:{run['entry']}", "--trace", trace, "--repeat", "0"]
+            "--kernel", run["entry"], "--compare", f"{module}:{run['entry']}", "--trace", trace,
+        "--repeat", "0"]
         tol = fs.TOLERANCE.get(run["kernel"])
         if tol:
             cmd += ["--tolerance", str(tol)]
@@ -345,6 +347,7 @@ def cmd_bench(args):
                             "module": module if os.path.isabs(module)
                             else os.path.join(ROOT, module)})
             kernels.append({"label": p, "module": os.path.join(ROOT, run["ptx"]),
+                            "kernel": run["entry"],
                             "manifest": os.path.join(ROOT, run["manifest"]),
                             "grid": run["spec"]["grid"], "block": run["spec"]["block"],
                             "smem": run["spec"].get("smem", 0),
@@ -491,7 +494,8 @@ def main(argv=None):
     sub.choices["check"].add_argument("--keep-traces", action="store_true")
     c = sub.choices["check"]
     c.add_argument("--probes", nargs="+", default=list(PROBES))
-    c.add_argument("--only", default=None, help="kernels whose name contains this")
+    c.add_argument("--only", nargs="+", default=None,
+                   help="kernels whose name contains one of these")
     c.add_argument("--sanitizer", default=None,
                    help="run each probed kernel under this compute-sanitizer (memcheck)")
     c.add_argument("--results", default="check.json", help="results file name in --dir")
