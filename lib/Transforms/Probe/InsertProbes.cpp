@@ -89,6 +89,10 @@ struct MapLayout {
   /// Static, saved only at exits, state in registers: only the threads that
   /// write compute the slot, at the exit.
   bool atExit = false;
+  /// Saved at exits only, and every value it saves stays zero in this
+  /// kernel (set to 0 at entry, changed by no point that matched): the
+  /// runtime zeroes the buffer, so its saves store nothing.
+  bool zeroRecords = false;
   /// The record the next save writes (static maps), while emitting.
   int64_t nextRecord = 0;
   /// `capacity: dynamic`: the capacity arrives in a .u32 parameter, and each
@@ -168,9 +172,14 @@ private:
   /// A dynamic map's slot, count and overflow addresses, from the capacity
   /// parameter (after the linear indices of emitSlots).
   void emitDynamicSlot(StatementBuilder &sb, const MapLayout &map);
-  /// The `part` field of a fused kernel's record at `address`.
-  void emitPartStore(StatementBuilder &sb, const MapLayout &map,
-                     StringRef guard, StringRef address);
+  /// The stores of one record: `values` (registers, in field order) at
+  /// `map.addr + base`, and the `part` field of a fused kernel's record.
+  /// Neighbouring fields of one size go into one vector store where the
+  /// record's alignment allows: fewer instructions and memory requests in
+  /// the kernel's own issue slots.
+  void emitRecordStores(StatementBuilder &sb, const MapLayout &map,
+                        StringRef guard, int64_t base,
+                        ArrayRef<std::string> values);
   /// At an exit, before its first save: the carried maps' addresses.
   void reloadSlots(StatementBuilder &sb);
   /// At an exit, first: threads that write no record go to the exit.
@@ -178,11 +187,13 @@ private:
   Attribute rename(const CheckedProbe &probe, Attribute operand);
   /// The probe registers, the slot computation's and each map's.
   void declareRegisters(StatementBuilder &sb);
-  /// The maps' buffer parameters, which the probe ops name.
-  ArrayAttr getBufferNames() {
+  /// The maps' buffer parameters, which the probe ops name (in the exit
+  /// function, those it takes: not the maps whose records stay zero).
+  ArrayAttr getBufferNames(bool exitFunctionParams = false) {
     SmallVector<Attribute> names;
     for (const MapLayout &map : maps)
-      names.push_back(StringAttr::get(root.getContext(), map.param));
+      if (!exitFunctionParams || !map.zeroRecords)
+        names.push_back(StringAttr::get(root.getContext(), map.param));
     return ArrayAttr::get(root.getContext(), names);
   }
   /// Adds the registers the snippet's instructions write to `written`.
@@ -196,6 +207,9 @@ private:
   /// registers passed (set before the exit, read at it) and those the
   /// function sets itself (constants).
   bool planExitFunction();
+  /// Sets MapLayout::zeroRecords, once the instruction points are in.
+  /// Returns whether every map has zero records.
+  bool findZeroRecordMaps();
   /// `.func __pr_exit_<kernel>` before the kernel: the exit code.
   void buildExitFunction(EntryOp entry);
   /// The call of the exit function at the builder, under `guard`.
@@ -418,26 +432,28 @@ LogicalResult ProbeInserter::emitSave(StatementBuilder &sb,
   StringRef mapName = cast<StringAttr>(inst.syntax.modifiers[0]).getValue();
   MapLayout *map = &*llvm::find_if(
       maps, [&](const MapLayout &m) { return m.spec->name == mapName; });
+  if (map->zeroRecords)
+    return success();
   sb.setLoc(inst.loc);
+  auto operandRegisters = [&] {
+    SmallVector<std::string> regs;
+    for (Attribute operand : inst.syntax.operands)
+      regs.push_back(
+          cast<RegisterAttr>(rename(probe, operand)).getName().str());
+    return regs;
+  };
   StringRef lead = map->spec->level == Level::Thread ? ""
                    : map->spec->level == Level::Warp ? "%__pr_lead_warp"
                                                      : "%__pr_lead_block";
   if (map->isStatic) {
     // A fixed record: stores by the slot's writer, nothing to count.
     int64_t base = map->nextRecord++ * map->recordBytes;
-    std::string guard = lead.empty()             ? ""
+    // At an exit that let only the writers through, no guard is needed.
+    std::string guard = lead.empty() || (inExit && !exitSkipLabel.empty())
+                            ? ""
                         : map->carried && inExit ? "@" + map->has + " "
                                                  : ("@" + lead + " ").str();
-    for (auto [operand, field, offset] :
-         llvm::zip(inst.syntax.operands, map->spec->fields, map->offsets)) {
-      auto reg = cast<RegisterAttr>(rename(probe, operand));
-      sb.inst(guard + "st.global.b" +
-              std::to_string(getTypeBytes(field.type) * 8) + " [" + map->addr +
-              "+" + std::to_string(base + offset) + "], " + reg.getName());
-    }
-    emitPartStore(sb, *map, guard,
-                  "[" + map->addr + "+" +
-                      std::to_string(base + map->offsets.back()) + "]");
+    emitRecordStores(sb, *map, guard, base, operandRegisters());
     return success();
   }
   // ok: this thread writes the slot and the slot has room; over: it would
@@ -453,16 +469,7 @@ LogicalResult ProbeInserter::emitSave(StatementBuilder &sb,
     sb.inst("setp.ge.and.u32 %__pr_over, " + map->count + ", " + cap + ", " +
             lead);
   }
-  for (auto [operand, field, offset] :
-       llvm::zip(inst.syntax.operands, map->spec->fields, map->offsets)) {
-    auto reg = cast<RegisterAttr>(rename(probe, operand));
-    sb.inst("@%__pr_ok st.global.b" +
-            std::to_string(getTypeBytes(field.type) * 8) + " [" + map->addr +
-            "+" + std::to_string(offset) + "], " + reg.getName());
-  }
-  emitPartStore(sb, *map, "@%__pr_ok ",
-                "[" + map->addr + "+" + std::to_string(map->offsets.back()) +
-                    "]");
+  emitRecordStores(sb, *map, "@%__pr_ok ", 0, operandRegisters());
   sb.inst("@%__pr_ok add.u64 " + map->addr + ", " + map->addr + ", " +
           std::to_string(map->recordBytes));
   // Every save is counted, kept or not: a dynamic map's count is the
@@ -472,16 +479,52 @@ LogicalResult ProbeInserter::emitSave(StatementBuilder &sb,
   return success();
 }
 
-void ProbeInserter::emitPartStore(StatementBuilder &sb, const MapLayout &map,
-                                  StringRef guard, StringRef address) {
-  if (!map.partField)
-    return;
-  if (map.partIsWholeBlock) {
-    sb.inst("mov.u32 %__pr_w32, -1");
-    sb.inst(guard + "st.global.b32 " + address + ", %__pr_w32");
-    return;
+void ProbeInserter::emitRecordStores(StatementBuilder &sb,
+                                     const MapLayout &map, StringRef guard,
+                                     int64_t base,
+                                     ArrayRef<std::string> values) {
+  SmallVector<std::string> regs(values);
+  SmallVector<int64_t> sizes;
+  for (const TypedName &field : map.spec->fields)
+    sizes.push_back(getTypeBytes(field.type));
+  if (map.partField) {
+    if (map.partIsWholeBlock)
+      sb.inst("mov.u32 %__pr_w32, -1");
+    regs.push_back(map.partIsWholeBlock ? "%__pr_w32" : "%__pr_part");
+    sizes.push_back(4);
   }
-  sb.inst(guard + "st.global.b32 " + address + ", %__pr_part");
+  // Every record starts at a multiple of the largest power of two dividing
+  // the record size (buffers are 256-byte aligned; a slot is a whole number
+  // of records).
+  int64_t align = map.recordBytes & -map.recordBytes;
+  for (size_t i = 0; i < regs.size();) {
+    int64_t bytes = sizes[i], offset = base + map.offsets[i];
+    size_t width = 1;
+    for (size_t n : {4, 2}) {
+      if (i + n > regs.size() || n * bytes > 16 || align % (n * bytes) ||
+          offset % (n * bytes))
+        continue;
+      bool contiguous = true;
+      for (size_t k = 1; k < n; ++k)
+        contiguous &= sizes[i + k] == bytes &&
+                      base + map.offsets[i + k] == offset + int64_t(k) * bytes;
+      if (contiguous) {
+        width = n;
+        break;
+      }
+    }
+    std::string type = ".b" + std::to_string(bytes * 8);
+    std::string address =
+        " [" + map.addr + "+" + std::to_string(offset) + "], ";
+    if (width == 1) {
+      sb.inst(guard + "st.global" + type + address + regs[i]);
+    } else {
+      std::string list = "{" + llvm::join(ArrayRef(regs).slice(i, width), ", ") + "}";
+      sb.inst(guard + "st.global.v" + std::to_string(width) + type + address +
+              list);
+    }
+    i += width;
+  }
 }
 
 LogicalResult ProbeInserter::emitSnippet(StatementBuilder &sb,
@@ -649,6 +692,55 @@ void ProbeInserter::noteWrites(const CheckedProbe &probe,
       collectRegisters(rename(probe, inst.syntax.operands[0]), written);
 }
 
+bool ProbeInserter::findZeroRecordMaps() {
+  // Registers set only by one `mov r, 0` at entry, and nowhere else in this
+  // kernel: the instruction points that matched are in
+  // writtenAtInstructions, the exit snippets' writes counted here.
+  llvm::StringMap<unsigned> writes;
+  llvm::StringSet<> zeroAtEntry;
+  for (const CheckedProbe &probe : probes)
+    for (auto [point, snippet] : llvm::zip(probe.spec.points, probe.points)) {
+      if (point.kind != PointKind::KernelEntry &&
+          point.kind != PointKind::KernelExit)
+        continue;
+      for (const SnippetInst &inst : snippet) {
+        llvm::StringSet<> written;
+        noteWrites(probe, inst, written);
+        auto imm = inst.syntax.operands.size() == 2
+                       ? dyn_cast<IntImmAttr>(inst.syntax.operands[1])
+                       : IntImmAttr();
+        for (const auto &name : written) {
+          ++writes[name.getKey()];
+          if (point.kind == PointKind::KernelEntry &&
+              inst.syntax.opcode.getValue() == "mov" && !inst.syntax.guard &&
+              imm && imm.getValue() == 0)
+            zeroAtEntry.insert(name.getKey());
+        }
+      }
+    }
+  auto staysZero = [&](StringRef reg) {
+    return zeroAtEntry.contains(reg) && writes.lookup(reg) == 1 &&
+           !writtenAtInstructions.contains(reg);
+  };
+  bool all = !maps.empty();
+  for (MapLayout &map : maps) {
+    // A fused kernel's records name their part even when zero.
+    map.zeroRecords = map.atExit && !map.partField;
+    for (const CheckedProbe &probe : probes)
+      for (auto [point, snippet] : llvm::zip(probe.spec.points, probe.points))
+        for (const SnippetInst &inst : snippet)
+          if (map.zeroRecords && inst.syntax.opcode.getValue() == "save" &&
+              cast<StringAttr>(inst.syntax.modifiers[0]).getValue() ==
+                  map.spec->name)
+            for (Attribute operand : inst.syntax.operands) {
+              auto reg = dyn_cast<RegisterAttr>(rename(probe, operand));
+              map.zeroRecords &= reg && staysZero(reg.getName());
+            }
+    all &= map.zeroRecords;
+  }
+  return all;
+}
+
 bool ProbeInserter::planExitFunction() {
   exitArgs.clear();
   exitConstants.clear();
@@ -733,7 +825,8 @@ void ProbeInserter::buildExitFunction(EntryOp entry) {
                                         /*arraySize=*/-1, /*isPtr=*/false));
   };
   for (const MapLayout &map : maps)
-    param(".b64", map.param);
+    if (!map.zeroRecords)
+      param(".b64", map.param);
   for (const auto &[reg, type] : exitArgs)
     param(type, "__pr_in_" + argName(reg));
   OpBuilder builder(ctx);
@@ -746,7 +839,8 @@ void ProbeInserter::buildExitFunction(EntryOp entry) {
   builder.setInsertionPointToStart(&func.getBody().emplaceBlock());
   StatementBuilder sb(builder, loc);
   {
-    ProbeOpInsertion probeOp(builder, loc, "kernel.exit", getBufferNames());
+    ProbeOpInsertion probeOp(builder, loc, "kernel.exit",
+                             getBufferNames(/*exitFunctionParams=*/true));
     declareRegisters(sb);
     for (const auto &[reg, type] : exitArgs)
       sb.inst("ld.param" + type + " " + reg + ", [__pr_in_" + argName(reg) +
@@ -768,6 +862,8 @@ void ProbeInserter::emitExitCall(OpBuilder &builder, Location loc,
   StatementBuilder sb(builder, loc);
   SmallVector<std::string> args;
   for (const MapLayout &map : maps) {
+    if (map.zeroRecords)
+      continue;
     std::string arg = "__pr_buf_" + map.spec->name;
     declareVariable(builder, loc, ".param", ".b64", arg);
     sb.inst("ld.param.u64 " + map.addr + ", [" + map.param + "]");
@@ -944,7 +1040,7 @@ void ProbeInserter::skipNonWritersAtExit(StatementBuilder &sb) {
 void ProbeInserter::emitSlots(StatementBuilder &sb, bool exitMaps) {
   SmallVector<MapLayout *> chosen;
   for (MapLayout &map : maps)
-    if (map.atExit == exitMaps)
+    if (map.atExit == exitMaps && !map.zeroRecords)
       chosen.push_back(&map);
   if (chosen.empty())
     return;
@@ -1410,6 +1506,15 @@ LogicalResult ProbeInserter::instrument(EntryOp entry) {
 
   if (!hasExit)
     return success();
+  if (findZeroRecordMaps()) {
+    // Nothing to store at the exits (a counter probe on a kernel without
+    // the instructions it counts): no exit code at all.
+    entry.emitRemark() << "probe: no instruction of '" << entry.getSymName()
+                       << "' changes what the probes record at its exits; "
+                          "their records stay zero and nothing is inserted "
+                          "there";
+    return success();
+  }
   // Exits: before every ret/exit of the kernel body (not of callees).
   SmallVector<InstOp> exits;
   entry.walk([&](InstOp inst) {
