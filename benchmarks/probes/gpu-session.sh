@@ -11,7 +11,8 @@
 #                                  sample, the fused and overflow checks, the
 #                                  zero-fill example
 # CHECK_ONLY="a b" limits the suite check to kernels whose names contain a or
-# b, CHECK_LIMIT its seconds; SKIP="memcheck extra ..." leaves steps out.
+# b, CHECK_PROBES to some probes, CHECK_LIMIT its seconds; SKIP="memcheck
+# extra ..." leaves steps out.
 #   gpu-session.sh bench LOG_DIR   overhead tables: light probes, then the
 #                                  heavier ones
 #
@@ -40,9 +41,10 @@ step() { # step NAME SECONDS COMMAND...: run with a time limit, log to LOG/NAME.
 
 case "$MODE" in
 check)
-  step check "${CHECK_LIMIT:-450}" python3 $SUITE check ${CHECK_ONLY:+--only $CHECK_ONLY}
+  step check "${CHECK_LIMIT:-450}" python3 $SUITE check ${CHECK_ONLY:+--only $CHECK_ONLY} \
+    ${CHECK_PROBES:+--probes $CHECK_PROBES}
   cp build/probes/check.json "$LOG/check.json"
-  step memcheck 120 python3 $SUITE check --only im2col --sanitizer compute-sanitizer \
+  step memcheck 120 python3 $SUITE check --only im2col upsample --sanitizer compute-sanitizer \
     --probes block_sched gmem_bytes tensorop_count warp_sched --results check-memcheck.json
   step memcheck-ws 90 python3 $SUITE check --only ws_softmax --sanitizer compute-sanitizer \
     --probes block_sched warp_sched --results check-memcheck-ws.json
