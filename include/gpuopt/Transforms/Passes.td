@@ -186,7 +186,7 @@ def Probe : Pass<"probe", "mlir::ModuleOp"> {
         ptx.inst "@%__pr_ok bra $__pr_done_0"
         ptx.inst "mov.u32 %__pr_block_sched_end, %clock"
         ...                                          // the warp's slot
-        ptx.inst "@%__pr_lead_warp st.global.b32 [%__pr_addr_block_sched+8], %__pr_block_sched_start"
+        ptx.inst "st.global.v2.b32 [%__pr_addr_block_sched+8], {%__pr_block_sched_start, %__pr_block_sched_end}"
         ...
         ptx.label "$__pr_done_0:"
       }

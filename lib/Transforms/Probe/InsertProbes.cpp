@@ -1666,7 +1666,10 @@ struct ProbePass : public gpuopt::impl::ProbeBase<ProbePass> {
     PtxasOptions ptxasOptions;
     ptxasOptions.ptxasPath = ptxas;
     ptxasOptions.chip = chip;
-    llvm::StringMap<KernelResources> resourcesBefore;
+    // Per module: two modules may have kernels of the same name (Triton
+    // names every softmax kernel alike).
+    llvm::DenseMap<Operation *, llvm::StringMap<KernelResources>>
+        resourcesBefore;
     SmallVector<PTXModuleOp> modules;
     for (EntryOp entry : entries) {
       auto module = entry->getParentOfType<PTXModuleOp>();
@@ -1685,7 +1688,7 @@ struct ProbePass : public gpuopt::impl::ProbeBase<ProbePass> {
         }
         for (const KernelResources &k : *report)
           if (k.isEntry)
-            resourcesBefore[k.kernel] = k;
+            resourcesBefore[module][k.kernel] = k;
       }
     // The kernels as they were, for a second placement of the probes.
     llvm::DenseMap<Operation *, OwningOpRef<EntryOp>> originals;
@@ -1701,20 +1704,22 @@ struct ProbePass : public gpuopt::impl::ProbeBase<ProbePass> {
       if (failed(inserter.instrument(entry)))
         return signalPassFailure();
       kernels.push_back(
-          {entry, inserter.getExitFunction(entry), std::move(original)});
+          {entry, inserter.getExitFunction(entry), std::move(original),
+           resourcesBefore.lookup(entry->getParentOfType<PTXModuleOp>())
+               .lookup(entry.getSymName()),
+           KernelResources()});
       ++numProbed;
     }
     if (!keepOccupancy)
       return;
-    if (failed(
-            choosePlacements(kernels, probes, resourcesBefore, ptxasOptions)))
+    if (failed(choosePlacements(kernels, probes, ptxasOptions)))
       return signalPassFailure();
     // Registers are allocated per warp in units of 256, 8 per thread: within
     // the same multiple of 8 the occupancy is the same for any block size.
     for (ProbedKernel &kernel : kernels) {
       EntryOp entry = kernel.entry;
       StringRef name = entry.getSymName();
-      const KernelResources &before = resourcesBefore[name];
+      const KernelResources &before = kernel.before;
       const KernelResources &after = kernel.resources;
       if (failed(checkWarpSpecialized(entry, before, after)))
         continue;
@@ -1737,7 +1742,8 @@ struct ProbePass : public gpuopt::impl::ProbeBase<ProbePass> {
     EntryOp entry;
     FuncOp exitFunction;
     OwningOpRef<EntryOp> original;
-    KernelResources resources;
+    /// ptxas's report before and after probing.
+    KernelResources before, resources;
   };
 
   /// Asks ptxas for the probed kernels' resources; where the first placement
@@ -1750,7 +1756,6 @@ struct ProbePass : public gpuopt::impl::ProbeBase<ProbePass> {
   LogicalResult
   choosePlacements(MutableArrayRef<ProbedKernel> kernels,
                    ArrayRef<CheckedProbe> probes,
-                   llvm::StringMap<KernelResources> &resourcesBefore,
                    const PtxasOptions &ptxasOptions) {
     auto report =
         [&](PTXModuleOp module) -> FailureOr<llvm::StringMap<KernelResources>> {
@@ -1804,8 +1809,7 @@ struct ProbePass : public gpuopt::impl::ProbeBase<ProbePass> {
     SmallVector<Retry> retries;
     SmallVector<PTXModuleOp> retried;
     for (ProbedKernel &kernel : kernels) {
-      const KernelResources &before =
-          resourcesBefore[kernel.entry.getSymName()];
+      const KernelResources &before = kernel.before;
       const KernelResources &after = kernel.resources;
       bool warpSpecialized =
           !KernelAnalysis(kernel.entry).getSetmaxnreg().empty();

@@ -4,8 +4,11 @@
 from $FAKE_PTXAS_REGS ("entry=regs,..."; default 32), for a probed kernel from
 $FAKE_PTXAS_PROBED_REGS first, and for one that calls a probe exit function
 from $FAKE_PTXAS_EXIT_FUNCTION_REGS before that; a probed kernel spills the
-bytes $FAKE_PTXAS_PROBED_SPILLS gives it. An entry named in $FAKE_PTXAS_FAIL
-makes it fail like ptxas refusing the input."""
+bytes $FAKE_PTXAS_PROBED_SPILLS gives it. $FAKE_PTXAS_MODULE_REGS
+("text=regs,...") sets the registers of every entry of an input that contains
+the text, before the others (two modules may have kernels of one name). An
+entry named in $FAKE_PTXAS_FAIL makes it fail like ptxas refusing the
+input."""
 import os
 import re
 import sys
@@ -21,6 +24,9 @@ def env_map(var):
     return dict(item.split("=") for item in os.environ.get(var, "").split(",") if item)
 
 
+for marker, count in env_map("FAKE_PTXAS_MODULE_REGS").items():
+    if marker in text:
+        regs.update({name: count for name in re.findall(r"\.entry\s+([\w$]+)", text)})
 spills = {}
 if "__probe_" in text:
     regs.update(env_map("FAKE_PTXAS_PROBED_REGS"))
