@@ -613,9 +613,14 @@ static bool isProbeFunction(Operation *callee) {
 /// Checks the statements of a probe (and of `{ }` scopes in it, which hold
 /// call sequences) on their own; what they may touch is checked for the
 /// whole function (verifyProbeIsolation), which knows the probe's
-/// registers.
+/// registers. `labels`: the probe's labels visible in `block` (its own and
+/// those of the enclosing blocks up to the probe: a label inside a `{ }`
+/// is not visible outside it, where a branch to its name would reach a
+/// kernel label).
 static LogicalResult
-verifyProbeStatements(Block &block, const llvm::DenseSet<StringRef> &labels) {
+verifyProbeStatements(Block &block, llvm::DenseSet<StringRef> labels) {
+  for (LabelOp label : block.getOps<LabelOp>())
+    labels.insert(label.getName());
   for (Operation &op : block) {
     if (auto scope = dyn_cast<ScopeOp>(op)) {
       if (failed(verifyProbeStatements(*scope.getBodyBlock(), labels)))
@@ -679,9 +684,7 @@ verifyProbeStatements(Block &block, const llvm::DenseSet<StringRef> &labels) {
 }
 
 LogicalResult ProbeOp::verifyRegions() {
-  llvm::DenseSet<StringRef> labels;
-  walk([&](LabelOp label) { labels.insert(label.getName()); });
-  return verifyProbeStatements(*getBodyBlock(), labels);
+  return verifyProbeStatements(*getBodyBlock(), {});
 }
 
 /// The registers an instruction of probe code writes: its first operand,

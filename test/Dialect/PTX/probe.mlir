@@ -112,6 +112,24 @@ ptx.module @m version "8.7" target ["sm_90a"] {
 
 // -----
 
+// A label inside a `{ }` of the probe is not visible outside it: the branch
+// would reach the kernel's label of that name.
+ptx.module @m version "8.7" target ["sm_90a"] {
+  ptx.entry ".entry k()" {
+    ptx.probe "kernel.exit" {
+      // expected-error@+1 {{in a probe branches outside it}}
+      ptx.inst "bra $L_same"
+      ptx.scope {
+        ptx.label "$L_same:"
+      }
+    }
+    ptx.label "$L_same:"
+    ptx.inst "ret"
+  }
+}
+
+// -----
+
 ptx.module @m version "8.7" target ["sm_90a"] {
   ptx.entry ".entry k()" {
     ptx.probe "kernel.exit" {
