@@ -797,6 +797,46 @@ verifyProbeAddresses(Block &body, const llvm::StringSet<> &buffers,
           "from the probe's buffers: every write of the address register "
           "must load a buffer parameter or add an offset to such an address");
   }
+  // A probe function stores through its buffer parameters as through
+  // buffers: the caller must pass it addresses derived from its own.
+  for (InstOp inst : probeInsts) {
+    ArrayAttr ops = inst.getPtxOperands();
+    if (inst.getOpcode() != "call" || ops.size() != 2)
+      continue;
+    auto callee = dyn_cast<FlatSymbolRefAttr>(ops[0]);
+    auto args = dyn_cast<ListAttr>(ops[1]);
+    auto func = callee ? dyn_cast_or_null<FuncOp>(
+                             SymbolTable::lookupNearestSymbolFrom(inst, callee))
+                       : FuncOp();
+    if (!func || !args || !func.hasBody())
+      continue; // not a probe function: verifyProbeStatements refuses it
+    llvm::StringSet<> calleeBuffers;
+    func.walk([&](ProbeOp probe) {
+      if (ArrayAttr names = probe.getBuffersAttr())
+        for (Attribute name : names)
+          calleeBuffers.insert(cast<StringAttr>(name).getValue());
+    });
+    for (auto [arg, param] :
+         llvm::zip(args.getElements(), func.getParams().getValue())) {
+      if (!calleeBuffers.contains(cast<ParamDeclAttr>(param).getName()))
+        continue;
+      auto argName = dyn_cast<FlatSymbolRefAttr>(arg);
+      bool stored = false, allDerived = true;
+      for (InstOp st : probeInsts)
+        if (argName && st.getOpcode() == "st" &&
+            st.getStateSpace() == "param" && st.getPtxOperands().size() == 2 &&
+            symbolOf(st.getPtxOperands()[0]) == argName.getValue()) {
+          stored = true;
+          allDerived &= isDerived(st.getPtxOperands()[1]);
+        }
+      if (!stored || !allDerived)
+        return inst.emitOpError("in a probe passes ")
+               << callee << " a value not derived from the probe's buffers "
+               << "for its buffer parameter '"
+               << cast<ParamDeclAttr>(param).getName()
+               << "': the function stores through it";
+    }
+  }
   return success();
 }
 

@@ -314,6 +314,35 @@ ptx.module @m version "8.7" target ["sm_90a"] {
 
 // -----
 
+// The exit function stores through its buffer parameter: the kernel must
+// pass it an address derived from its own buffer, not one of its outputs.
+ptx.module @m version "8.7" target ["sm_90a"] {
+  ptx.func ".func __pr_exit_k(.param .b64 __probe_t)" {
+    ptx.probe "kernel.exit" buffers ["__probe_t"] {
+      ptx.reg ".reg .b64 %__pr_addr"
+      ptx.inst "ld.param.u64 %__pr_addr, [__probe_t]"
+      ptx.inst "cvta.to.global.u64 %__pr_addr, %__pr_addr"
+      ptx.inst "st.global.b32 [%__pr_addr], 0"
+    }
+    ptx.inst "ret"
+  }
+  ptx.entry ".entry k(.param .u64 out, .param .u64 .ptr .global .align 8 __probe_t)" {
+    ptx.probe "kernel.exit" buffers ["__probe_t"] {
+      ptx.reg ".reg .b64 %__pr_addr"
+      ptx.scope {
+        ptx.var ".param .b64 __pr_buf_t"
+        ptx.inst "ld.param.u64 %__pr_addr, [out]"
+        ptx.inst "st.param.b64 [__pr_buf_t], %__pr_addr"
+        // expected-error@+1 {{in a probe passes @__pr_exit_k a value not derived from the probe's buffers for its buffer parameter '__probe_t'}}
+        ptx.inst "call __pr_exit_k, (__pr_buf_t)"
+      }
+    }
+    ptx.inst "ret"
+  }
+}
+
+// -----
+
 ptx.module @m version "8.7" target ["sm_90a"] {
   ptx.entry ".entry k(.param .u64 out)" {
     ptx.probe "kernel.exit" {
