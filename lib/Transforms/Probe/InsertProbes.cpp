@@ -231,9 +231,6 @@ private:
   bool hasParts = false;
   /// Probe registers that inserted instruction snippets write.
   llvm::StringSet<> writtenAtInstructions;
-  /// Probe registers that stay zero in this kernel (findZeroRecordMaps):
-  /// exit saves leave those fields to the zeroed buffer.
-  llvm::StringSet<> zeroRegisters;
   /// The exit function, its register arguments (register, .param type) and
   /// the entry instructions it repeats to set constants.
   std::string exitFunction;
@@ -438,13 +435,11 @@ LogicalResult ProbeInserter::emitSave(StatementBuilder &sb,
   if (map->zeroRecords)
     return success();
   sb.setLoc(inst.loc);
-  // At an exit, a value that stays zero is left to the zeroed buffer ("").
   auto operandRegisters = [&] {
     SmallVector<std::string> regs;
-    for (Attribute operand : inst.syntax.operands) {
-      StringRef reg = cast<RegisterAttr>(rename(probe, operand)).getName();
-      regs.push_back(inExit && zeroRegisters.contains(reg) ? "" : reg.str());
-    }
+    for (Attribute operand : inst.syntax.operands)
+      regs.push_back(
+          cast<RegisterAttr>(rename(probe, operand)).getName().str());
     return regs;
   };
   StringRef lead = map->spec->level == Level::Thread ? ""
@@ -503,10 +498,6 @@ void ProbeInserter::emitRecordStores(StatementBuilder &sb,
   // of records).
   int64_t align = map.recordBytes & -map.recordBytes;
   for (size_t i = 0; i < regs.size();) {
-    if (regs[i].empty()) { // stays zero: nothing to store
-      ++i;
-      continue;
-    }
     int64_t bytes = sizes[i], offset = base + map.offsets[i];
     size_t width = 1;
     for (size_t n : {4, 2}) {
@@ -515,7 +506,7 @@ void ProbeInserter::emitRecordStores(StatementBuilder &sb,
         continue;
       bool contiguous = true;
       for (size_t k = 1; k < n; ++k)
-        contiguous &= !regs[i + k].empty() && sizes[i + k] == bytes &&
+        contiguous &= sizes[i + k] == bytes &&
                       base + map.offsets[i + k] == offset + int64_t(k) * bytes;
       if (contiguous) {
         width = n;
@@ -731,10 +722,6 @@ bool ProbeInserter::findZeroRecordMaps() {
     return zeroAtEntry.contains(reg) && writes.lookup(reg) == 1 &&
            !writtenAtInstructions.contains(reg);
   };
-  zeroRegisters.clear();
-  for (const auto &reg : zeroAtEntry)
-    if (staysZero(reg.getKey()))
-      zeroRegisters.insert(reg.getKey());
   bool all = !maps.empty();
   for (MapLayout &map : maps) {
     // A fused kernel's records name their part even when zero.
