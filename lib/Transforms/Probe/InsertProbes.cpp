@@ -176,7 +176,11 @@ private:
   /// `map.addr + base`, and the `part` field of a fused kernel's record.
   /// Neighbouring fields of one size go into one vector store where the
   /// record's alignment allows: fewer instructions and memory requests in
-  /// the kernel's own issue slots.
+  /// the kernel's own issue slots. A field that stays zero is still stored
+  /// when the record has others: records with holes leave 32-byte sectors
+  /// partly written, which cost more than the bytes saved (gmem_bytes
+  /// storing 8 of its 16 bytes per thread: 1.13x instead of 1.07x on an
+  /// H100).
   void emitRecordStores(StatementBuilder &sb, const MapLayout &map,
                         StringRef guard, int64_t base,
                         ArrayRef<std::string> values);
