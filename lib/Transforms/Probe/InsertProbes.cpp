@@ -1445,9 +1445,14 @@ LogicalResult ProbeInserter::instrument(EntryOp entry) {
       map.capReg = "%__pr_cap_" + spec.name;
       map.countAddr = "%__pr_counts_" + spec.name;
       unsigned paramIndex = params.size();
+      // The alignment the record stores rely on (16-byte vector stores for
+      // records of a multiple of 16 bytes), 8 at least for the counters;
+      // the runtime's buffers are 256-byte aligned.
+      unsigned bufferAlign = std::clamp<int64_t>(
+          map.recordBytes & -map.recordBytes, 8, 16);
       params.push_back(ParamDeclAttr::get(
           ctx, ".param", ".u64", map.param, /*align=*/0, ".global",
-          /*ptrAlign=*/8, /*arraySize=*/-1, /*isPtr=*/true));
+          /*ptrAlign=*/bufferAlign, /*arraySize=*/-1, /*isPtr=*/true));
       if (map.dynamic)
         params.push_back(ParamDeclAttr::get(
             ctx, ".param", ".u32", map.capParam, /*align=*/0, "",
