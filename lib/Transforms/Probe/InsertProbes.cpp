@@ -542,8 +542,18 @@ LogicalResult ProbeInserter::emitSnippet(StatementBuilder &sb,
         exitSlotsPending = false;
         reloadSlots(sb);
       }
+      // `@%p save.m ...`: the save's stores (and count) only when %p holds.
+      std::string skip;
+      if (inst.syntax.guard) {
+        skip = "$__pr_skip_" + std::to_string(labelCounter++);
+        auto guard = cast<RegisterAttr>(rename(probe, inst.syntax.guard));
+        sb.inst(Twine("@") + (inst.syntax.guardNegated ? "" : "!") +
+                guard.getName() + " bra " + skip);
+      }
       if (failed(emitSave(sb, probe, inst)))
         return failure();
+      if (!skip.empty())
+        sb.label(skip);
       continue;
     }
     // A 64-bit instruction takes the 64-bit copy of a register size.
