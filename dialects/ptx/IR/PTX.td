@@ -223,6 +223,7 @@ def PTX_PTXModuleOp : PTX_Op<"module", [
   let builders = [OpBuilder<(ins "::llvm::StringRef":$name,
     "::llvm::StringRef":$version, "::mlir::ArrayAttr":$target,
     "::mlir::IntegerAttr":$addressSize)>];
+  let hasRegionVerifier = 1;
   let extraClassDeclaration = [{
     ::mlir::Block *getBodyBlock() { return &getBody().front(); }
     /// The SM the module targets, e.g. "sm_90a" (first `.target` entry).

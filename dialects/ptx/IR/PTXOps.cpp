@@ -610,6 +610,34 @@ static bool isProbeFunction(Operation *callee) {
          !ret.getGuard();
 }
 
+/// Only probe code calls probe functions (or names them at all): they store
+/// through their buffer parameters, which their callers must fill with the
+/// probe's buffers (verifyProbeAddresses checks those calls).
+LogicalResult PTXModuleOp::verifyRegions() {
+  llvm::StringSet<> probeFunctions;
+  for (FuncOp func : getBody().getOps<FuncOp>())
+    if (isProbeFunction(func))
+      probeFunctions.insert(func.getSymName());
+  if (probeFunctions.empty())
+    return success();
+  WalkResult result = walk([&](InstOp inst) -> WalkResult {
+    if (inst->getParentOfType<ProbeOp>())
+      return WalkResult::advance();
+    StringRef named;
+    walkOperandLeaves(inst.getPtxOperandsAttr(), [&](Attribute leaf) {
+      if (auto sym = dyn_cast<FlatSymbolRefAttr>(leaf);
+          sym && probeFunctions.contains(sym.getValue()))
+        named = sym.getValue();
+    });
+    if (named.empty())
+      return WalkResult::advance();
+    inst.emitOpError("names the probe function '")
+        << named << "' outside probe code; only probes call probe functions";
+    return WalkResult::interrupt();
+  });
+  return failure(result.wasInterrupted());
+}
+
 /// Checks the statements of a probe (and of `{ }` scopes in it, which hold
 /// call sequences) on their own; what they may touch is checked for the
 /// whole function (verifyProbeIsolation), which knows the probe's
@@ -820,16 +848,33 @@ verifyProbeAddresses(Block &body, const llvm::StringSet<> &buffers,
          llvm::zip(args.getElements(), func.getParams().getValue())) {
       if (!calleeBuffers.contains(cast<ParamDeclAttr>(param).getName()))
         continue;
-      auto argName = dyn_cast<FlatSymbolRefAttr>(arg);
-      bool stored = false, allDerived = true;
-      for (InstOp st : probeInsts)
-        if (argName && st.getOpcode() == "st" &&
-            st.getStateSpace() == "param" && st.getPtxOperands().size() == 2 &&
-            symbolOf(st.getPtxOperands()[0]) == argName.getValue()) {
-          stored = true;
-          allDerived &= isDerived(st.getPtxOperands()[1]);
+      // A register argument is checked as an address; a .param one must be
+      // declared in the call's own `{ }` and set there, before the call,
+      // only from addresses (another scope's variable of that name is
+      // another variable).
+      bool ok = false;
+      if (isa<RegisterAttr>(arg)) {
+        ok = isDerived(arg);
+      } else if (auto argName = dyn_cast<FlatSymbolRefAttr>(arg)) {
+        bool declared = false;
+        ok = true;
+        bool stored = false;
+        for (Operation &op : *inst->getBlock()) {
+          if (&op == inst.getOperation())
+            break;
+          if (auto var = dyn_cast<VarOp>(op))
+            declared |= var.getName() == argName.getValue();
+          auto st = dyn_cast<InstOp>(op);
+          if (st && st.getOpcode() == "st" && st.getStateSpace() == "param" &&
+              st.getPtxOperands().size() == 2 &&
+              symbolOf(st.getPtxOperands()[0]) == argName.getValue()) {
+            stored = true;
+            ok &= !st.getGuard() && isDerived(st.getPtxOperands()[1]);
+          }
         }
-      if (!stored || !allDerived)
+        ok &= declared && stored;
+      }
+      if (!ok)
         return inst.emitOpError("in a probe passes ")
                << callee << " a value not derived from the probe's buffers "
                << "for its buffer parameter '"

@@ -314,6 +314,87 @@ ptx.module @m version "8.7" target ["sm_90a"] {
 
 // -----
 
+// Kernel code never calls a probe function: it could hand it any pointer.
+ptx.module @m version "8.7" target ["sm_90a"] {
+  ptx.func ".func __pr_exit_k(.param .b64 __probe_t)" {
+    ptx.probe "kernel.exit" buffers ["__probe_t"] {
+      ptx.reg ".reg .b64 %__pr_addr"
+      ptx.inst "ld.param.u64 %__pr_addr, [__probe_t]"
+      ptx.inst "cvta.to.global.u64 %__pr_addr, %__pr_addr"
+      ptx.inst "st.global.b32 [%__pr_addr], 0"
+    }
+    ptx.inst "ret"
+  }
+  ptx.entry ".entry k(.param .u64 out)" {
+    ptx.reg ".reg .b64 %rd<2>"
+    ptx.inst "ld.param.u64 %rd1, [out]"
+    ptx.scope {
+      ptx.var ".param .b64 arg"
+      ptx.inst "st.param.b64 [arg], %rd1"
+      // expected-error@+1 {{names the probe function '__pr_exit_k' outside probe code}}
+      ptx.inst "call __pr_exit_k, (arg)"
+    }
+    ptx.inst "ret"
+  }
+}
+
+// -----
+
+// A buffer argument is set in the call's own `{ }`, before the call: the
+// variable of that name in another scope is another variable.
+ptx.module @m version "8.7" target ["sm_90a"] {
+  ptx.func ".func __pr_exit_k(.param .b64 __probe_t)" {
+    ptx.probe "kernel.exit" buffers ["__probe_t"] {
+      ptx.reg ".reg .b64 %__pr_addr"
+      ptx.inst "ld.param.u64 %__pr_addr, [__probe_t]"
+      ptx.inst "cvta.to.global.u64 %__pr_addr, %__pr_addr"
+      ptx.inst "st.global.b32 [%__pr_addr], 0"
+    }
+    ptx.inst "ret"
+  }
+  ptx.entry ".entry k(.param .u64 .ptr .global .align 8 __probe_t)" {
+    ptx.probe "kernel.exit" buffers ["__probe_t"] {
+      ptx.reg ".reg .b64 %__pr_addr"
+      ptx.scope {
+        ptx.var ".param .b64 __pr_buf_t"
+        ptx.inst "ld.param.u64 %__pr_addr, [__probe_t]"
+        ptx.inst "st.param.b64 [__pr_buf_t], %__pr_addr"
+      }
+      ptx.scope {
+        ptx.var ".param .b64 __pr_buf_t"
+        // expected-error@+1 {{passes @__pr_exit_k a value not derived from the probe's buffers}}
+        ptx.inst "call __pr_exit_k, (__pr_buf_t)"
+      }
+    }
+    ptx.inst "ret"
+  }
+}
+
+// -----
+
+// A register argument holding a buffer address is a buffer argument.
+ptx.module @m version "8.7" target ["sm_90a"] {
+  ptx.func ".func __pr_exit_k(.param .b64 __probe_t)" {
+    ptx.probe "kernel.exit" buffers ["__probe_t"] {
+      ptx.reg ".reg .b64 %__pr_addr"
+      ptx.inst "ld.param.u64 %__pr_addr, [__probe_t]"
+      ptx.inst "cvta.to.global.u64 %__pr_addr, %__pr_addr"
+      ptx.inst "st.global.b32 [%__pr_addr], 0"
+    }
+    ptx.inst "ret"
+  }
+  ptx.entry ".entry k(.param .u64 .ptr .global .align 8 __probe_t)" {
+    ptx.probe "kernel.exit" buffers ["__probe_t"] {
+      ptx.reg ".reg .b64 %__pr_addr"
+      ptx.inst "ld.param.u64 %__pr_addr, [__probe_t]"
+      ptx.inst "call __pr_exit_k, (%__pr_addr)"
+    }
+    ptx.inst "ret"
+  }
+}
+
+// -----
+
 // The exit function stores through its buffer parameter: the kernel must
 // pass it an address derived from its own buffer, not one of its outputs.
 ptx.module @m version "8.7" target ["sm_90a"] {
