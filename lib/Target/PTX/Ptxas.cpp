@@ -222,6 +222,12 @@ FailureOr<llvm::SmallVector<KernelResources>>
 gpuopt::getPtxasResources(ptx::PTXModuleOp module, PtxasOptions options) {
   if (failed(setChipFromModule(module, options)))
     return failure();
+  // A module that calls functions defined elsewhere (relocatable device
+  // code) links later: ptxas compiles it alone with -c, as nvcc -rdc does.
+  if (llvm::any_of(module.getBodyBlock()->getOps<ptx::FuncOp>(),
+                   [](ptx::FuncOp func) { return !func.hasBody(); }) &&
+      !llvm::is_contained(options.extraArgs, "-c"))
+    options.extraArgs.push_back("-c");
   std::string ptx;
   llvm::raw_string_ostream os(ptx);
   if (failed(exportPTX(module, os)))

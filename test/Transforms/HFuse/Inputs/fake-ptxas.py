@@ -8,7 +8,7 @@ bytes $FAKE_PTXAS_PROBED_SPILLS gives it. $FAKE_PTXAS_MODULE_REGS
 ("text=regs,...") sets the registers of every entry of an input that contains
 the text, before the others (two modules may have kernels of one name). An
 entry named in $FAKE_PTXAS_FAIL makes it fail like ptxas refusing the
-input."""
+input; so does an `.extern .func` without -c."""
 import os
 import re
 import sys
@@ -33,6 +33,10 @@ if "__probe_" in text:
     spills = env_map("FAKE_PTXAS_PROBED_SPILLS")
 if ".func __pr_exit_" in text:
     regs.update(env_map("FAKE_PTXAS_EXIT_FUNCTION_REGS"))
+# Calls into another module link later: like ptxas, only with -c.
+if re.search(r"\.extern\s+\.func\b", text) and "-c" not in args:
+    print("ptxas fatal   : Unresolved extern function")
+    sys.exit(255)
 for name in re.findall(r"\.entry\s+([\w$]+)", text):
     if name == os.environ.get("FAKE_PTXAS_FAIL"):
         print(f"ptxas error   : Entry function '{name}' uses too much shared data")
