@@ -1376,13 +1376,6 @@ LogicalResult ProbeInserter::instrument(EntryOp entry) {
     if (inst->getParentOfType<EntryOp>() == entry)
       kernelInsts.push_back(inst);
   });
-  if (hasExit)
-    for (const ExitUse &exit : analysis.getExits())
-      if (exit.inDeviceFunction && exit.kind == ExitUse::Kind::Exit)
-        return InstOp(exit.op).emitError()
-               << "cannot probe kernel.exit of '" << entry.getSymName()
-               << "': this device function ends the thread with 'exit', "
-                  "where the kernel's exit snippets cannot run";
   entry.walk([&](RegOp reg) {
     if (reg.getName().starts_with("%__pr_"))
       reg.emitWarning() << "register names starting with %__pr_ are the "
@@ -1534,6 +1527,12 @@ LogicalResult ProbeInserter::instrument(EntryOp entry) {
                           "there";
     return success();
   }
+  for (const ExitUse &exit : analysis.getExits())
+    if (exit.inDeviceFunction && exit.kind == ExitUse::Kind::Exit)
+      return InstOp(exit.op).emitError()
+             << "cannot probe kernel.exit of '" << entry.getSymName()
+             << "': this device function ends the thread with 'exit', "
+                "where the kernel's exit snippets cannot run";
   // Exits: before every ret/exit of the kernel body (not of callees).
   SmallVector<InstOp> exits;
   entry.walk([&](InstOp inst) {
