@@ -645,8 +645,8 @@ LogicalResult PTXModuleOp::verifyRegions() {
 /// those of the enclosing blocks up to the probe: a label inside a `{ }`
 /// is not visible outside it, where a branch to its name would reach a
 /// kernel label).
-static LogicalResult
-verifyProbeStatements(Block &block, llvm::DenseSet<StringRef> labels) {
+static LogicalResult verifyProbeStatements(Block &block,
+                                           llvm::DenseSet<StringRef> labels) {
   for (LabelOp label : block.getOps<LabelOp>())
     labels.insert(label.getName());
   for (Operation &op : block) {

@@ -453,8 +453,7 @@ LogicalResult ProbeInserter::emitSave(StatementBuilder &sb,
     // A fixed record: stores by the slot's writer, nothing to count.
     int64_t base = map->nextRecord++ * map->recordBytes;
     // At an exit that let only the writers through, no guard is needed.
-    std::string guard = lead.empty() || (inExit && !exitSkipLabel.empty())
-                            ? ""
+    std::string guard = lead.empty() || (inExit && !exitSkipLabel.empty()) ? ""
                         : map->carried && inExit ? "@" + map->has + " "
                                                  : ("@" + lead + " ").str();
     emitRecordStores(sb, *map, guard, base, operandRegisters());
@@ -483,9 +482,8 @@ LogicalResult ProbeInserter::emitSave(StatementBuilder &sb,
   return success();
 }
 
-void ProbeInserter::emitRecordStores(StatementBuilder &sb,
-                                     const MapLayout &map, StringRef guard,
-                                     int64_t base,
+void ProbeInserter::emitRecordStores(StatementBuilder &sb, const MapLayout &map,
+                                     StringRef guard, int64_t base,
                                      ArrayRef<std::string> values) {
   SmallVector<std::string> regs(values);
   SmallVector<int64_t> sizes;
@@ -523,7 +521,8 @@ void ProbeInserter::emitRecordStores(StatementBuilder &sb,
     if (width == 1) {
       sb.inst(guard + "st.global" + type + address + regs[i]);
     } else {
-      std::string list = "{" + llvm::join(ArrayRef(regs).slice(i, width), ", ") + "}";
+      std::string list =
+          "{" + llvm::join(ArrayRef(regs).slice(i, width), ", ") + "}";
       sb.inst(guard + "st.global.v" + std::to_string(width) + type + address +
               list);
     }
@@ -1451,8 +1450,8 @@ LogicalResult ProbeInserter::instrument(EntryOp entry) {
       // The alignment the record stores rely on (16-byte vector stores for
       // records of a multiple of 16 bytes), 8 at least for the counters;
       // the runtime's buffers are 256-byte aligned.
-      unsigned bufferAlign = std::clamp<int64_t>(
-          map.recordBytes & -map.recordBytes, 8, 16);
+      unsigned bufferAlign =
+          std::clamp<int64_t>(map.recordBytes & -map.recordBytes, 8, 16);
       params.push_back(ParamDeclAttr::get(
           ctx, ".param", ".u64", map.param, /*align=*/0, ".global",
           /*ptrAlign=*/bufferAlign, /*arraySize=*/-1, /*isPtr=*/true));
@@ -1771,10 +1770,9 @@ struct ProbePass : public gpuopt::impl::ProbeBase<ProbePass> {
   /// (whose call has a register floor of its own, about 20), and for a
   /// setmaxnreg kernel also with the probes' state in local memory (a
   /// warpgroup held to 24 registers has no room for it).
-  LogicalResult
-  choosePlacements(MutableArrayRef<ProbedKernel> kernels,
-                   ArrayRef<CheckedProbe> probes,
-                   const PtxasOptions &ptxasOptions) {
+  LogicalResult choosePlacements(MutableArrayRef<ProbedKernel> kernels,
+                                 ArrayRef<CheckedProbe> probes,
+                                 const PtxasOptions &ptxasOptions) {
     auto report =
         [&](PTXModuleOp module) -> FailureOr<llvm::StringMap<KernelResources>> {
       FailureOr<SmallVector<KernelResources>> resources =
