@@ -214,6 +214,14 @@ private:
   /// Sets MapLayout::zeroRecords, once the instruction points are in.
   /// Returns whether every map has zero records.
   bool findZeroRecordMaps();
+  /// A probe register set before the exits only by one unguarded
+  /// `mov r, imm` at entry (no instruction point that matched writes it),
+  /// with that instruction; once the instruction points are in.
+  struct EntryConstant {
+    const CheckedProbe *probe;
+    const SnippetInst *inst;
+  };
+  llvm::StringMap<EntryConstant> findEntryConstants();
   /// `.func __pr_exit_<kernel>` before the kernel: the exit code.
   void buildExitFunction(EntryOp entry);
   /// The call of the exit function at the builder, under `guard`.
@@ -239,8 +247,7 @@ private:
   /// the entry instructions it repeats to set constants.
   std::string exitFunction;
   SmallVector<std::pair<std::string, std::string>> exitArgs;
-  SmallVector<std::pair<const CheckedProbe *, const SnippetInst *>>
-      exitConstants;
+  SmallVector<EntryConstant> exitConstants;
 };
 
 } // namespace
@@ -705,53 +712,67 @@ void ProbeInserter::noteWrites(const CheckedProbe &probe,
       collectRegisters(rename(probe, inst.syntax.operands[0]), written);
 }
 
-bool ProbeInserter::findZeroRecordMaps() {
-  // Registers set only by one `mov r, 0` at entry, and nowhere else in this
-  // kernel: the instruction points that matched are in
-  // writtenAtInstructions, the exit snippets' writes counted here.
-  llvm::StringMap<unsigned> writes;
-  llvm::StringSet<> zeroAtEntry;
+llvm::StringMap<ProbeInserter::EntryConstant>
+ProbeInserter::findEntryConstants() {
+  llvm::StringMap<EntryConstant> constants;
+  llvm::StringMap<unsigned> entryWrites;
   for (const CheckedProbe &probe : probes)
     for (auto [point, snippet] : llvm::zip(probe.spec.points, probe.points)) {
-      if (point.kind != PointKind::KernelEntry &&
-          point.kind != PointKind::KernelExit)
+      if (point.kind != PointKind::KernelEntry)
         continue;
       for (const SnippetInst &inst : snippet) {
         llvm::StringSet<> written;
         noteWrites(probe, inst, written);
-        auto imm = inst.syntax.operands.size() == 2
-                       ? dyn_cast<IntImmAttr>(inst.syntax.operands[1])
-                       : IntImmAttr();
         for (const auto &name : written) {
-          ++writes[name.getKey()];
-          if (point.kind == PointKind::KernelEntry &&
-              inst.syntax.opcode.getValue() == "mov" && !inst.syntax.guard &&
-              imm && imm.getValue() == 0)
-            zeroAtEntry.insert(name.getKey());
+          ++entryWrites[name.getKey()];
+          if (inst.syntax.opcode.getValue() == "mov" && !inst.syntax.guard &&
+              inst.syntax.operands.size() == 2 &&
+              isa<IntImmAttr>(inst.syntax.operands[1]))
+            constants[name.getKey()] = {&probe, &inst};
         }
       }
     }
-  auto staysZero = [&](StringRef reg) {
-    return zeroAtEntry.contains(reg) && writes.lookup(reg) == 1 &&
-           !writtenAtInstructions.contains(reg);
+  for (const auto &[name, writes] : entryWrites)
+    if (writes != 1 || writtenAtInstructions.contains(name))
+      constants.erase(name);
+  return constants;
+}
+
+bool ProbeInserter::findZeroRecordMaps() {
+  // Registers that stay zero: entry constants 0 that no exit snippet
+  // writes either.
+  llvm::StringSet<> writtenAtExit;
+  for (const CheckedProbe &probe : probes)
+    for (auto [point, snippet] : llvm::zip(probe.spec.points, probe.points))
+      if (point.kind == PointKind::KernelExit)
+        noteWrites(probe, snippet, writtenAtExit);
+  llvm::StringMap<EntryConstant> constants = findEntryConstants();
+  auto staysZero = [&](Attribute operand) {
+    auto reg = dyn_cast<RegisterAttr>(operand);
+    auto constant = reg ? constants.find(reg.getName()) : constants.end();
+    return constant != constants.end() &&
+           !writtenAtExit.contains(reg.getName()) &&
+           cast<IntImmAttr>(constant->second.inst->syntax.operands[1])
+                   .getValue() == 0;
   };
-  bool all = !maps.empty();
-  for (MapLayout &map : maps) {
-    // A fused kernel's records name their part even when zero.
+  // A fused kernel's records name their part even when zero.
+  for (MapLayout &map : maps)
     map.zeroRecords = map.atExit && !map.partField;
-    for (const CheckedProbe &probe : probes)
-      for (auto [point, snippet] : llvm::zip(probe.spec.points, probe.points))
-        for (const SnippetInst &inst : snippet)
-          if (map.zeroRecords && inst.syntax.opcode.getValue() == "save" &&
-              cast<StringAttr>(inst.syntax.modifiers[0]).getValue() ==
-                  map.spec->name)
-            for (Attribute operand : inst.syntax.operands) {
-              auto reg = dyn_cast<RegisterAttr>(rename(probe, operand));
-              map.zeroRecords &= reg && staysZero(reg.getName());
-            }
-    all &= map.zeroRecords;
-  }
-  return all;
+  for (const CheckedProbe &probe : probes)
+    for (const auto &snippet : probe.points)
+      for (const SnippetInst &inst : snippet) {
+        if (inst.syntax.opcode.getValue() != "save")
+          continue;
+        StringRef mapName =
+            cast<StringAttr>(inst.syntax.modifiers[0]).getValue();
+        MapLayout &map = *llvm::find_if(
+            maps, [&](const MapLayout &m) { return m.spec->name == mapName; });
+        map.zeroRecords &= llvm::all_of(inst.syntax.operands, [&](Attribute a) {
+          return staysZero(rename(probe, a));
+        });
+      }
+  return !maps.empty() &&
+         llvm::all_of(maps, [](const MapLayout &m) { return m.zeroRecords; });
 }
 
 bool ProbeInserter::planExitFunction() {
@@ -763,46 +784,29 @@ bool ProbeInserter::planExitFunction() {
       !llvm::all_of(maps, [](const MapLayout &m) { return m.atExit; }))
     return false;
   llvm::StringSet<> readAtExit, setAtEntry;
-  // Registers set at entry by one `mov r, imm` and nowhere else: the exit
-  // function sets them itself, so the kernel does not keep a constant live.
-  llvm::StringMap<std::pair<const CheckedProbe *, const SnippetInst *>>
-      entryConstant;
-  llvm::StringMap<unsigned> entryWrites;
   for (const CheckedProbe &probe : probes)
     for (auto [point, snippet] : llvm::zip(probe.spec.points, probe.points)) {
-      if (point.kind == PointKind::KernelExit) {
-        for (const SnippetInst &inst : snippet) {
-          for (Attribute operand : inst.syntax.operands)
-            collectRegisters(rename(probe, operand), readAtExit);
-          if (inst.syntax.guard)
-            collectRegisters(rename(probe, inst.syntax.guard), readAtExit);
-        }
-        continue;
-      }
-      if (point.kind != PointKind::KernelEntry)
+      if (point.kind == PointKind::KernelEntry)
+        noteWrites(probe, snippet, setAtEntry);
+      if (point.kind != PointKind::KernelExit)
         continue;
       for (const SnippetInst &inst : snippet) {
-        llvm::StringSet<> written;
-        noteWrites(probe, inst, written);
-        for (const auto &name : written) {
-          setAtEntry.insert(name.getKey());
-          ++entryWrites[name.getKey()];
-          if (inst.syntax.opcode.getValue() == "mov" && !inst.syntax.guard &&
-              inst.syntax.operands.size() == 2 &&
-              isa<IntImmAttr>(inst.syntax.operands[1]))
-            entryConstant[name.getKey()] = {&probe, &inst};
-        }
+        for (Attribute operand : inst.syntax.operands)
+          collectRegisters(rename(probe, operand), readAtExit);
+        if (inst.syntax.guard)
+          collectRegisters(rename(probe, inst.syntax.guard), readAtExit);
       }
     }
+  // Constants set at entry: the exit function sets them itself, so the
+  // kernel does not keep a constant live.
+  llvm::StringMap<EntryConstant> constants = findEntryConstants();
   for (const CheckedProbe &probe : probes)
     for (const TypedName &reg : probe.spec.registers) {
       const auto &[name, type] = probe.registers.lookup(reg.name);
       if (!readAtExit.contains(name) ||
           !(setAtEntry.contains(name) || writtenAtInstructions.contains(name)))
         continue;
-      auto constant = entryConstant.find(name);
-      if (constant != entryConstant.end() && entryWrites[name] == 1 &&
-          !writtenAtInstructions.contains(name)) {
+      if (auto constant = constants.find(name); constant != constants.end()) {
         exitConstants.push_back(constant->second);
         continue;
       }
@@ -858,8 +862,8 @@ void ProbeInserter::buildExitFunction(EntryOp entry) {
     for (const auto &[reg, type] : exitArgs)
       sb.inst("ld.param" + type + " " + reg + ", [__pr_in_" + argName(reg) +
               "]");
-    for (const auto &[probe, inst] : exitConstants)
-      (void)emitSnippet(sb, *probe, *inst);
+    for (const EntryConstant &constant : exitConstants)
+      (void)emitSnippet(sb, *constant.probe, *constant.inst);
     (void)emitPoint(sb, PointKind::KernelExit);
   }
   sb.inst("ret");
