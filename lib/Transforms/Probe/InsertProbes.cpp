@@ -1641,6 +1641,20 @@ static LogicalResult checkWarpSpecialized(EntryOp entry,
 }
 
 namespace {
+/// ptxas's report for each kernel of `module`, by name.
+static FailureOr<llvm::StringMap<KernelResources>>
+getEntryResources(PTXModuleOp module, const PtxasOptions &options) {
+  FailureOr<SmallVector<KernelResources>> report =
+      getPtxasResources(module, options);
+  if (failed(report))
+    return failure();
+  llvm::StringMap<KernelResources> byName;
+  for (const KernelResources &k : *report)
+    if (k.isEntry)
+      byName[k.kernel] = k;
+  return byName;
+}
+
 struct ProbePass : public gpuopt::impl::ProbeBase<ProbePass> {
   using ProbeBase::ProbeBase;
 
@@ -1699,17 +1713,15 @@ struct ProbePass : public gpuopt::impl::ProbeBase<ProbePass> {
     }
     if (keepOccupancy)
       for (PTXModuleOp module : modules) {
-        FailureOr<SmallVector<KernelResources>> report =
-            getPtxasResources(module, ptxasOptions);
+        FailureOr<llvm::StringMap<KernelResources>> report =
+            getEntryResources(module, ptxasOptions);
         if (failed(report)) {
           module.emitError() << "probe: keep-occupancy needs ptxas's resource "
                                 "report (see above); pass keep-occupancy=false "
                                 "to probe without it";
           return signalPassFailure();
         }
-        for (const KernelResources &k : *report)
-          if (k.isEntry)
-            resourcesBefore[module][k.kernel] = k;
+        resourcesBefore[module] = std::move(*report);
       }
     // The kernels as they were, for a second placement of the probes.
     llvm::DenseMap<Operation *, OwningOpRef<EntryOp>> originals;
@@ -1777,23 +1789,12 @@ struct ProbePass : public gpuopt::impl::ProbeBase<ProbePass> {
   LogicalResult choosePlacements(MutableArrayRef<ProbedKernel> kernels,
                                  ArrayRef<CheckedProbe> probes,
                                  const PtxasOptions &ptxasOptions) {
-    auto report =
-        [&](PTXModuleOp module) -> FailureOr<llvm::StringMap<KernelResources>> {
-      FailureOr<SmallVector<KernelResources>> resources =
-          getPtxasResources(module, ptxasOptions);
-      if (failed(resources))
-        return failure();
-      llvm::StringMap<KernelResources> byName;
-      for (const KernelResources &k : *resources)
-        if (k.isEntry)
-          byName[k.kernel] = k;
-      return byName;
-    };
     llvm::DenseMap<Operation *, llvm::StringMap<KernelResources>> reports;
     for (ProbedKernel &kernel : kernels) {
       auto module = kernel.entry->getParentOfType<PTXModuleOp>();
       if (!reports.count(module)) {
-        FailureOr<llvm::StringMap<KernelResources>> r = report(module);
+        FailureOr<llvm::StringMap<KernelResources>> r =
+            getEntryResources(module, ptxasOptions);
         if (failed(r))
           return failure();
         reports[module] = std::move(*r);
@@ -1863,7 +1864,8 @@ struct ProbePass : public gpuopt::impl::ProbeBase<ProbePass> {
         retried.push_back(module);
     }
     for (PTXModuleOp module : retried) {
-      FailureOr<llvm::StringMap<KernelResources>> r = report(module);
+      FailureOr<llvm::StringMap<KernelResources>> r =
+          getEntryResources(module, ptxasOptions);
       if (failed(r))
         return failure();
       reports[module] = std::move(*r);
