@@ -826,7 +826,33 @@ verifyProbeAddresses(Block &body, const llvm::StringSet<> &buffers,
           "must load a buffer parameter or add an offset to such an address");
   }
   // A probe function stores through its buffer parameters as through
-  // buffers: the caller must pass it addresses derived from its own.
+  // buffers: the caller must pass it addresses derived from its own. A
+  // register argument is checked as an address; a .param one must be
+  // declared in the call's own `{ }` and set there, before the call, only
+  // from addresses (another scope's variable of that name is another
+  // variable).
+  auto passesAddress = [&](InstOp call, Attribute arg) {
+    if (isa<RegisterAttr>(arg))
+      return isDerived(arg);
+    auto name = dyn_cast<FlatSymbolRefAttr>(arg);
+    if (!name)
+      return false;
+    bool declared = false, stored = false, derivedOnly = true;
+    for (Operation &op : *call->getBlock()) {
+      if (&op == call.getOperation())
+        break;
+      if (auto var = dyn_cast<VarOp>(op))
+        declared |= var.getName() == name.getValue();
+      auto st = dyn_cast<InstOp>(op);
+      if (st && st.getOpcode() == "st" && st.getStateSpace() == "param" &&
+          st.getPtxOperands().size() == 2 &&
+          symbolOf(st.getPtxOperands()[0]) == name.getValue()) {
+        stored = true;
+        derivedOnly &= !st.getGuard() && isDerived(st.getPtxOperands()[1]);
+      }
+    }
+    return declared && stored && derivedOnly;
+  };
   for (InstOp inst : probeInsts) {
     ArrayAttr ops = inst.getPtxOperands();
     if (inst.getOpcode() != "call" || ops.size() != 2)
@@ -846,34 +872,8 @@ verifyProbeAddresses(Block &body, const llvm::StringSet<> &buffers,
     });
     for (auto [arg, param] :
          llvm::zip(args.getElements(), func.getParams().getValue())) {
-      if (!calleeBuffers.contains(cast<ParamDeclAttr>(param).getName()))
-        continue;
-      // A register argument is checked as an address; a .param one must be
-      // declared in the call's own `{ }` and set there, before the call,
-      // only from addresses (another scope's variable of that name is
-      // another variable).
-      bool ok = false;
-      if (isa<RegisterAttr>(arg)) {
-        ok = isDerived(arg);
-      } else if (auto argName = dyn_cast<FlatSymbolRefAttr>(arg)) {
-        bool declared = false;
-        ok = true;
-        bool stored = false;
-        for (Operation &op : *inst->getBlock()) {
-          if (&op == inst.getOperation())
-            break;
-          if (auto var = dyn_cast<VarOp>(op))
-            declared |= var.getName() == argName.getValue();
-          auto st = dyn_cast<InstOp>(op);
-          if (st && st.getOpcode() == "st" && st.getStateSpace() == "param" &&
-              st.getPtxOperands().size() == 2 &&
-              symbolOf(st.getPtxOperands()[0]) == argName.getValue()) {
-            stored = true;
-            ok &= !st.getGuard() && isDerived(st.getPtxOperands()[1]);
-          }
-        }
-        ok &= declared && stored;
-      }
+      bool ok = !calleeBuffers.contains(cast<ParamDeclAttr>(param).getName()) ||
+                passesAddress(inst, arg);
       if (!ok)
         return inst.emitOpError("in a probe passes ")
                << callee << " a value not derived from the probe's buffers "
