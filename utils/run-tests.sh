@@ -10,4 +10,4 @@ gpuopt_build
 gpuopt_install_pytest
 "$LLVM_PREFIX/bin/lit" -sv "$BUILD_DIR/test"
 cd "$GPUOPT_ROOT"
-python3 -m pytest -q python benchmarks/fusion benchmarks/inductor
+python3 -m pytest -q python benchmarks/fusion benchmarks/inductor benchmarks/probes

@@ -264,10 +264,10 @@ def cmd_check(args):
         trace = os.path.join(out, "traces", run["probe"], run["kernel"])
         shutil.rmtree(trace, ignore_errors=True)
         os.makedirs(os.path.dirname(trace), exist_ok=True)
-        cmd = [args.gpu_run, os.path.join(ROOT, run["ptx"]), "--manifest",
-               os.path.join(ROOT, run["manifest"])] + launch_args(run["spec"]) + [
-            "--kernel", run["entry"], "--compare", f"{module}:{run['entry']}", "--trace", trace,
-        "--repeat", "0"]
+        cmd = ([args.gpu_run, os.path.join(ROOT, run["ptx"]), "--manifest",
+                os.path.join(ROOT, run["manifest"])] + launch_args(run["spec"]) +
+               ["--kernel", run["entry"], "--compare", f"{module}:{run['entry']}",
+                "--trace", trace, "--repeat", "0"])
         tol = fs.TOLERANCE.get(run["kernel"])
         if tol:
             cmd += ["--tolerance", str(tol)]
@@ -497,8 +497,8 @@ def main(argv=None):
     r.add_argument("--out-dir", default=os.path.join(ROOT, "docs", "results"))
     r.add_argument("--probes", nargs="+", default=list(PROBES))
     r.add_argument("--date", default=datetime.date.today().isoformat())
-    sub.choices["check"].add_argument("--keep-traces", action="store_true")
     c = sub.choices["check"]
+    c.add_argument("--keep-traces", action="store_true")
     c.add_argument("--probes", nargs="+", default=list(PROBES))
     c.add_argument("--only", nargs="+", default=None,
                    help="kernels whose name contains one of these")
