@@ -508,6 +508,25 @@ def test_report_arithmetic():
     assert summary["geomean_kernel_combo_vs_serial"] == pytest.approx(math.sqrt(3 / 2.4 * 2 / 1.8))
 
 
+def test_forced_combo_kernels_reported_apart(tmp_path):
+    # A forced combo kernel (Inductor's default partition made none) can be
+    # pathological; a speedup over it must not reach the headline geomean.
+    progs = [program_data("sound", 1.0, 1.0, 2.0, 1.5, 1.6),
+             program_data("forced", 1.0, 1.0, 2.0, 40.0, 2.5, combo_mode="forced")]
+    rows, summary = rp.compute(progs)
+    assert summary["programs"] == ["sound"]
+    assert summary["geomean_auto_vs_combo"] == pytest.approx(1.5 / 1.6)
+    assert summary["forced"]["programs"] == ["forced"]
+    assert summary["forced"]["geomean_auto_vs_combo"] == pytest.approx(16.0)
+    assert summary["forced"]["geomean_auto_vs_serial"] == pytest.approx(0.8)
+    saved = {"date": "2026-01-02", "device": {"name": "NVIDIA H100"}, "programs": progs}
+    md = open(rp.write_results(saved, str(tmp_path)) + ".md").read()
+    lead = md[md.index("**Geomean"):]
+    assert lead.startswith("**Geomean speedup of gpu-opt (auto) over Inductor's combo kernel: 0.938×**")
+    assert "16.000×" not in lead.split("\n")[0]
+    assert "Apart, not in the figures above: 1 program (forced)" in lead
+
+
 def test_write_results_from_fake_json(tmp_path):
     saved = {"date": "2026-01-02", "device": {"name": "NVIDIA H200", "multiprocessors": 132},
              "environment": {"torch": "2.11.0"}, "warmup": 10, "repeat": 50,
