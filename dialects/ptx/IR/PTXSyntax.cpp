@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ptx/IR/PTXSyntax.h"
+#include "ptx/IR/PTXOpcodes.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
@@ -592,6 +593,28 @@ ParseResult Parser::parseOperand(Attribute &result, bool isBranch, bool &bare) {
   return success();
 }
 
+LogicalResult Parser::checkOpcode(StringRef base,
+                                  ArrayRef<StringRef> modifiers) {
+  const OpcodeInfo *info = lookupOpcode(base);
+  if (!info) {
+    // Newer PTX than the table: kept as written, analyses assume the worst.
+    if (warnUnknownOpcodes && warnedOpcodes.insert(base).second)
+      mlir::emitWarning(locationOf(base.data()))
+          << "unknown instruction '" << base
+          << "': not in gpu-opt's opcode table (PTX ISA 9.0); it is kept as "
+             "written and analyses assume it may access memory, synchronise "
+             "and branch (check the spelling if it is not newer PTX)";
+    return success();
+  }
+  if (modifiers.empty())
+    return success();
+  std::optional<ModifierError> error = checkModifiers(*info, modifiers);
+  if (!error)
+    return success();
+  // Point at the modifier's dot, as the column of `.glubal`.
+  return emitError(modifiers[error->index].data() - 1, error->message);
+}
+
 ParseResult Parser::parseInstruction(InstructionSyntax &result) {
   if (consumeIf(Token::at)) {
     result.guardNegated = consumeIf(Token::bang);
@@ -604,31 +627,46 @@ ParseResult Parser::parseInstruction(InstructionSyntax &result) {
       token.spelling[0] == '$')
     return emitExpected("instruction opcode");
   StringRef fullOpcode = token.spelling;
-  auto &cached = opcodeCache[fullOpcode];
-  if (!cached.first) {
-    SmallVector<Attribute, 6> modifiers;
+  auto [cached, inserted] = opcodeCache.try_emplace(fullOpcode);
+  if (inserted) {
+    // The first time an opcode string occurs in this text: split and check
+    // it against the opcode table.
+    SmallVector<StringRef, 6> modifierNames;
     size_t dot = fullOpcode.find('.');
     StringRef base = fullOpcode.take_front(dot);
     while (dot != StringRef::npos) {
       size_t next = fullOpcode.find('.', dot + 1);
-      modifiers.push_back(getString(fullOpcode.slice(dot + 1, next)));
+      modifierNames.push_back(fullOpcode.slice(dot + 1, next));
       dot = next;
     }
-    cached = {getString(base), ArrayAttr::get(context, modifiers)};
+    if (failed(checkOpcode(base, modifierNames))) {
+      opcodeCache.erase(cached);
+      return failure();
+    }
+    SmallVector<Attribute, 6> modifiers;
+    for (StringRef name : modifierNames)
+      modifiers.push_back(getString(name));
+    cached->second = {getString(base), ArrayAttr::get(context, modifiers)};
   }
-  result.opcode = cached.first;
-  result.modifiers = cached.second;
+  result.opcode = cached->second.first;
+  result.modifiers = cached->second.second;
   consume();
   // ptxas also accepts modifiers separated from the opcode by whitespace
   // (`lop3 .b32`, `xor  .b32` in CUTLASS's inline asm); they are the same
   // modifiers, so the instruction is stored as if written `lop3.b32`.
   if (token.is(Token::directive)) {
-    SmallVector<Attribute, 6> modifiers(result.modifiers.begin(),
-                                        result.modifiers.end());
+    SmallVector<StringRef, 6> parts;
+    fullOpcode.split(parts, '.');
+    SmallVector<StringRef, 6> modifierNames(llvm::drop_begin(parts));
     while (token.is(Token::directive)) {
-      modifiers.push_back(getString(token.spelling.drop_front()));
+      modifierNames.push_back(token.spelling.drop_front());
       consume();
     }
+    if (failed(checkOpcode(parts.front(), modifierNames)))
+      return failure();
+    SmallVector<Attribute, 6> modifiers;
+    for (StringRef name : modifierNames)
+      modifiers.push_back(getString(name));
     result.modifiers = ArrayAttr::get(context, modifiers);
   }
 
@@ -682,6 +720,9 @@ ParseResult Parser::parseRegisterDecl(RegisterDeclSyntax &result) {
     if (isQualifier)
       continue;
     StringRef spelling = token.spelling;
+    if (std::optional<std::string> error =
+            checkDeclarationType(spelling, ".reg"))
+      return emitError(*error);
     result.type = getString(spelling);
     consume();
     break;
@@ -767,6 +808,9 @@ ParseResult Parser::parseVariable(VariableSyntax &result) {
         return failure();
       continue;
     }
+    if (std::optional<std::string> error =
+            checkDeclarationType(spelling, result.space.getValue()))
+      return emitError(*error);
     result.type = getString(spelling);
     consume();
     break;
@@ -818,6 +862,7 @@ ParseResult Parser::parseParam(Attribute &result) {
   bool isPtr = false;
   while (token.is(Token::directive)) {
     StringRef spelling = token.spelling;
+    const char *loc = token.getLoc();
     consume();
     if (spelling == ".align") {
       if (parseInteger(isPtr ? ptrAlign : align, "alignment"))
@@ -826,7 +871,13 @@ ParseResult Parser::parseParam(Attribute &result) {
       isPtr = true;
     } else if (isPtr && isStateSpace(spelling)) {
       ptrSpace = spelling;
+    } else if (isPtr && !type.empty()) {
+      if (std::optional<std::string> error = checkPointerSpace(spelling))
+        return emitError(loc, *error);
     } else {
+      if (std::optional<std::string> error =
+              checkDeclarationType(spelling, space))
+        return emitError(loc, *error);
       type = spelling;
     }
   }

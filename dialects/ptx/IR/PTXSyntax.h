@@ -15,6 +15,7 @@
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace gpuopt::ptx {
@@ -215,6 +216,9 @@ public:
 
   /// Set when the text has no semicolons (the statement text of an op).
   bool allowEofAsStatementEnd = false;
+  /// Warn, once per opcode, about opcodes missing from the opcode table
+  /// (the importer sets it: one parser reads a whole file).
+  bool warnUnknownOpcodes = false;
 
 private:
   mlir::ParseResult parseOperand(mlir::Attribute &result, bool isBranch,
@@ -233,6 +237,10 @@ private:
                                           mlir::IntegerAttr &vector,
                                           bool &isQualifier);
   mlir::ParseResult parseIntList(llvm::SmallVectorImpl<int32_t> &values);
+  /// Checks an opcode's modifiers (pointing into the text) against the
+  /// opcode table, or warns about an unknown opcode.
+  mlir::LogicalResult checkOpcode(llvm::StringRef base,
+                                  llvm::ArrayRef<llvm::StringRef> modifiers);
   mlir::Attribute getRegister(llvm::StringRef name);
   mlir::StringAttr getString(llvm::StringRef value);
   mlir::IntegerAttr getI32(int64_t value);
@@ -248,6 +256,8 @@ private:
   llvm::DenseMap<llvm::StringRef, std::pair<mlir::StringAttr, mlir::ArrayAttr>>
       opcodeCache;
   llvm::DenseMap<int64_t, mlir::IntegerAttr> i32Cache;
+  /// Unknown opcodes already warned about.
+  llvm::StringSet<> warnedOpcodes;
 };
 
 //===----------------------------------------------------------------------===//

@@ -37,7 +37,9 @@ public:
         regName(RegOp::getOperationName(), context),
         locName(LocOp::getOperationName(), context),
         labelName(LabelOp::getOperationName(), context),
-        noAttributes(DictionaryAttr::get(context)) {}
+        noAttributes(DictionaryAttr::get(context)) {
+    parser.warnUnknownOpcodes = true;
+  }
 
   FailureOr<PTXModuleOp> importModule(Block *into, StringRef name);
 

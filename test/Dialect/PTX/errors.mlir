@@ -111,3 +111,25 @@ ptx.module @m version "8.7" target ["sm_90a"] {
 
 // expected-error@+1 {{'ptx.global' op expects parent op 'ptx.module'}}
 ptx.global ".global .b32 x"
+
+// -----
+
+// The quoted text of an op is checked against the opcode table as a .ptx
+// file is.
+ptx.module @m version "8.7" target ["sm_90a"] {
+  ptx.entry ".entry k()" {
+    ptx.reg ".reg .f32 %f1"
+    ptx.reg ".reg .b64 %rd1"
+    // expected-error@+1 {{unknown state space '.glubal' in 'ld'; did you mean '.global'?}}
+    ptx.inst "ld.glubal.f32 %f1, [%rd1]"
+  }
+}
+
+// -----
+
+ptx.module @m version "8.7" target ["sm_90a"] {
+  ptx.entry ".entry k()" {
+    // expected-error@+1 {{unknown type '.b33'; did you mean '.b32'?}}
+    ptx.reg ".reg .b33 %r<5>"
+  }
+}
