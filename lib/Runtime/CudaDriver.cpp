@@ -87,6 +87,7 @@ CudaDriver::load(const std::string &LibraryName) {
       // CUDA 12.8 added _v2; older drivers have only the original.
       SYM(cuEventElapsedTime_v2, "cuEventElapsedTime_v2", "cuEventElapsedTime",
           false),
+      SYM(cuModuleGetGlobal_v2, "cuModuleGetGlobal_v2", nullptr, true),
       SYM(cuFuncGetParamInfo, "cuFuncGetParamInfo", nullptr, true),
       SYM(cuOccupancyMaxActiveBlocksPerMultiprocessor,
           "cuOccupancyMaxActiveBlocksPerMultiprocessor", nullptr, true),

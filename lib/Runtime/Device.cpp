@@ -247,6 +247,28 @@ Expected<Function> Module::getFunction(const std::string &Name) const {
   return F;
 }
 
+Status Module::setGlobal(const std::string &Name, const void *Data,
+                         uint64_t Size) const {
+  const CudaDriver &D = Ctx->driver();
+  if (!D.api().cuModuleGetGlobal_v2)
+    return Status::error("the CUDA driver has no cuModuleGetGlobal_v2, which "
+                         "setting the variable '" +
+                         Name + "' needs");
+  CUdeviceptr Ptr = 0;
+  size_t Bytes = 0;
+  CUresult R = D.api().cuModuleGetGlobal_v2(&Ptr, &Bytes, Handle, Name.c_str());
+  if (R != CUDA_SUCCESS)
+    return Status::error(Source + ": no module-scope variable '" + Name +
+                         "' (cuModuleGetGlobal_v2 failed: " + D.describe(R) +
+                         ")");
+  if (Size > Bytes)
+    return Status::error(Source + ": variable '" + Name + "' has " +
+                         std::to_string(Bytes) + " bytes, fewer than the " +
+                         std::to_string(Size) + " given");
+  GPUOPT_CU_CHECK(D, cuMemcpyHtoD_v2, Ptr, Data, size_t(Size));
+  return Status::success();
+}
+
 Expected<std::vector<ParamInfo>>
 gpuopt::runtime::queryParamLayout(const Context &C, const Function &F) {
   const CudaDriver &D = C.driver();
@@ -343,10 +365,10 @@ Status ArgPack::set(unsigned Index, const void *Data, uint64_t Size) {
 }
 
 Status gpuopt::runtime::prepareDynamicSmem(const Context &C, const Function &F,
-                                           uint64_t Bytes) {
+                                           uint64_t Bytes, bool OptIn) {
   // Static and dynamic shared memory together above 48 KiB need the opt-in
   // (a fused kernel has its parts' static arrays and their dynamic ones).
-  if (Bytes == 0 || Bytes + uint64_t(F.StaticSmem) <= 48 * 1024)
+  if (Bytes == 0 || (!OptIn && Bytes + uint64_t(F.StaticSmem) <= 48 * 1024))
     return Status::success();
   uint64_t Max = uint64_t(C.info().MaxSharedPerBlockOptin);
   if (Bytes + uint64_t(F.StaticSmem) > Max)

@@ -139,7 +139,7 @@ bool ParamInfo::operator==(const ParamInfo &O) const {
 }
 bool LaunchInfo::operator==(const LaunchInfo &O) const {
   return Block == O.Block && Grid == O.Grid && DynamicSmem == O.DynamicSmem &&
-         MaxThreads == O.MaxThreads;
+         MaxThreads == O.MaxThreads && SmemOptin == O.SmemOptin;
 }
 bool ResourceInfo::operator==(const ResourceInfo &O) const {
   return Registers == O.Registers && StaticSmem == O.StaticSmem &&
@@ -162,10 +162,17 @@ bool ProbeBuffer::operator==(const ProbeBuffer &O) const {
          OverflowCounter == O.OverflowCounter && SlotCounts == O.SlotCounts &&
          Fields == O.Fields;
 }
+bool ProbeOccupancy::operator==(const ProbeOccupancy &O) const {
+  return Before == O.Before && After == O.After &&
+         BlockThreads == O.BlockThreads &&
+         RegistersBefore == O.RegistersBefore &&
+         RegistersAfter == O.RegistersAfter && CapSpillBytes == O.CapSpillBytes;
+}
 bool KernelInfo::operator==(const KernelInfo &O) const {
   return Name == O.Name && Params == O.Params && Launch == O.Launch &&
          Resources == O.Resources && Strategy == O.Strategy &&
-         FusedFrom == O.FusedFrom && Probes == O.Probes;
+         FusedFrom == O.FusedFrom && Probes == O.Probes &&
+         Occupancy == O.Occupancy;
 }
 bool ModuleInfo::operator==(const ModuleInfo &O) const {
   return Path == O.Path && Format == O.Format && Target == O.Target;
@@ -437,8 +444,11 @@ Status ManifestReader::readParam(const json &J, const std::string &Path,
 
 Status ManifestReader::readLaunch(const json &J, const std::string &Path,
                                   LaunchInfo &L) const {
-  if (Status S = expectObject(J, Path,
-                              {"block", "grid", "dynamic_smem", "max_threads"}))
+  if (Status S = checkSince(J, Path, "smem_optin", 5))
+    return S;
+  if (Status S = expectObject(
+          J, Path,
+          {"block", "grid", "dynamic_smem", "max_threads", "smem_optin"}))
     return S;
   if (auto It = J.find("block"); It != J.end())
     if (Status S = getDim3OrRuntime(*It, member(Path, "block"), L.Block))
@@ -455,6 +465,13 @@ Status ManifestReader::readLaunch(const json &J, const std::string &Path,
     if (Status S = getDim3(*It, member(Path, "max_threads"), D))
       return S;
     L.MaxThreads = D;
+  }
+  if (auto It = J.find("smem_optin"); It != J.end()) {
+    if (!It->is_boolean())
+      return fail(member(Path, "smem_optin"),
+                  std::string("expected true or false, got ") +
+                      jsonTypeName(*It));
+    L.SmemOptin = It->get<bool>();
   }
   return Status::success();
 }
@@ -671,14 +688,20 @@ Status ManifestReader::readKernel(const json &J, const std::string &Path,
                                   KernelInfo &K) const {
   if (Status S = checkSince(J, Path, "fusion_strategy", 2))
     return S;
-  if (Status S =
-          ReadVersion < 2
-              ? expectObject(J, Path,
-                             {"name", "params", "launch", "resources",
-                              "fused_from", "probes"})
-              : expectObject(J, Path,
-                             {"name", "params", "launch", "resources",
-                              "fusion_strategy", "fused_from", "probes"}))
+  if (Status S = checkSince(J, Path, "probe_occupancy", 5))
+    return S;
+  if (Status S = ReadVersion < 2
+                     ? expectObject(J, Path,
+                                    {"name", "params", "launch", "resources",
+                                     "fused_from", "probes"})
+                 : ReadVersion < 5
+                     ? expectObject(J, Path,
+                                    {"name", "params", "launch", "resources",
+                                     "fusion_strategy", "fused_from", "probes"})
+                     : expectObject(J, Path,
+                                    {"name", "params", "launch", "resources",
+                                     "fusion_strategy", "fused_from", "probes",
+                                     "probe_occupancy"}))
     return S;
   REQUIRED(J, Path, "name", Name);
   if (Status S = getString(Name, member(Path, "name"), K.Name))
@@ -739,6 +762,30 @@ Status ManifestReader::readKernel(const json &J, const std::string &Path,
             readProbe((*Probes)[I], element(member(Path, "probes"), I), P))
       return S;
     K.Probes.push_back(std::move(P));
+  }
+  if (auto It = J.find("probe_occupancy"); It != J.end()) {
+    std::string OPath = member(Path, "probe_occupancy");
+    if (Status S = expectObject(*It, OPath,
+                                {"before", "after", "block_threads",
+                                 "registers_before", "registers_after",
+                                 "cap_spill_bytes"}))
+      return S;
+    ProbeOccupancy O;
+    const std::pair<const char *, uint64_t *> Fields[] = {
+        {"before", &O.Before},
+        {"after", &O.After},
+        {"block_threads", &O.BlockThreads},
+        {"registers_before", &O.RegistersBefore},
+        {"registers_after", &O.RegistersAfter},
+        {"cap_spill_bytes", &O.CapSpillBytes}};
+    for (auto [Key, Value] : Fields) {
+      auto FI = It->find(Key);
+      if (FI == It->end())
+        return fail(member(OPath, Key), "missing");
+      if (Status S = getUInt(*FI, member(OPath, Key), *Value))
+        return S;
+    }
+    K.Occupancy = O;
   }
   return Status::success();
 }
@@ -845,6 +892,11 @@ static Status validateWith(const Manifest &M, const std::string &Prefix) {
       return Fail(KPath + ".launch.block", toString(*L.Block) +
                                                " exceeds max_threads " +
                                                toString(*L.MaxThreads));
+    // The opt-in raises the limit to a size the manifest must know.
+    if (L.SmemOptin && (!L.DynamicSmem || !*L.DynamicSmem))
+      return Fail(KPath + ".launch.smem_optin",
+                  "true needs a fixed, non-zero dynamic_smem (the size to opt "
+                  "in to)");
 
     if (!K.FusedFrom.empty() && !K.Strategy)
       return Fail(KPath + ".fusion_strategy",
@@ -992,6 +1044,25 @@ static Status validateWith(const Manifest &M, const std::string &Prefix) {
                                              std::to_string(P.RecordBytes));
       }
     }
+    // What probing cost the kernel: fewer blocks, for more registers.
+    if (const std::optional<ProbeOccupancy> &O = K.Occupancy) {
+      std::string OPath = KPath + ".probe_occupancy";
+      if (K.Probes.empty())
+        return Fail(OPath, "the kernel has no probes");
+      if (O->After >= O->Before)
+        return Fail(OPath + ".after", std::to_string(O->After) +
+                                          " is not below before (" +
+                                          std::to_string(O->Before) + ")");
+      if (O->BlockThreads == 0 || O->BlockThreads > 1024)
+        return Fail(OPath + ".block_threads",
+                    "expected 1 to 1024 threads, got " +
+                        std::to_string(O->BlockThreads));
+      if (O->RegistersAfter <= O->RegistersBefore)
+        return Fail(OPath + ".registers_after",
+                    std::to_string(O->RegistersAfter) +
+                        " is not above registers_before (" +
+                        std::to_string(O->RegistersBefore) + ")");
+    }
   }
   return Status::success();
 }
@@ -1079,6 +1150,8 @@ std::string gpuopt::runtime::writeManifest(const Manifest &M) {
     Launch["dynamic_smem"] = uintOrRuntime(K.Launch.DynamicSmem);
     if (K.Launch.MaxThreads)
       Launch["max_threads"] = dimToJson(*K.Launch.MaxThreads);
+    if (K.Launch.SmemOptin)
+      Launch["smem_optin"] = true;
     KJ["launch"] = Launch;
     const ResourceInfo &R = K.Resources;
     if (R.Registers || R.StaticSmem || R.LocalBytes) {
@@ -1145,6 +1218,16 @@ std::string gpuopt::runtime::writeManifest(const Manifest &M) {
         Probes.push_back(PJ);
       }
       KJ["probes"] = Probes;
+    }
+    if (const std::optional<ProbeOccupancy> &O = K.Occupancy) {
+      ojson OJ;
+      OJ["before"] = O->Before;
+      OJ["after"] = O->After;
+      OJ["block_threads"] = O->BlockThreads;
+      OJ["registers_before"] = O->RegistersBefore;
+      OJ["registers_after"] = O->RegistersAfter;
+      OJ["cap_spill_bytes"] = O->CapSpillBytes;
+      KJ["probe_occupancy"] = OJ;
     }
     Kernels.push_back(KJ);
   }

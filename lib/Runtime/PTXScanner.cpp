@@ -1,8 +1,9 @@
 //===- PTXScanner.cpp - Launch manifests from PTX entry headers -----------===//
 //
 // A tokenizer that knows PTX comments, strings and punctuation, and a parser
-// for the module header and `.entry` declarations only. Everything inside
-// `{ ... }` is skipped.
+// for the module header, `.entry` declarations and module-scope variables.
+// Function bodies are skipped by brace matching, noting only the names they
+// mention, so that each kernel's use of `.extern .shared` arrays is known.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,7 +11,9 @@
 
 #include <cctype>
 #include <fstream>
+#include <map>
 #include <sstream>
+#include <unordered_set>
 
 using namespace gpuopt::runtime;
 
@@ -118,6 +121,8 @@ public:
   }
 
   Expected<Manifest> scan();
+  /// The module-scope variables scan() found.
+  std::vector<PTXVariable> takeVariables() { return std::move(Variables); }
 
 private:
   void consume() { Tok = Lex.next(); }
@@ -134,16 +139,30 @@ private:
     consume();
     return Status::success();
   }
+  using NameSet = std::unordered_set<std::string_view>;
+
   Status parseUInt(uint64_t &Out, const char *What);
-  Status skipBlock();
+  /// Skips a `{ ... }` block; with Names, collects the names it mentions.
+  Status skipBlock(NameSet *Names = nullptr);
   Status parseDims(Dim3 &Out, const char *Directive);
   Status parseParam(KernelInfo &K, uint64_t &Offset);
   Status parseEntry(Manifest &M);
+  Status parseFunc();
+  /// A module-scope declaration, from its first directive (`.extern`,
+  /// `.const`, `.global`) to the ';'.
+  Status parseVariable();
 
   Lexer Lex;
   Token Tok;
   std::string Source;
-  bool HasExternShared = false;
+  /// Module-scope `.const` and `.global` variables.
+  std::vector<PTXVariable> Variables;
+  /// Module-scope `.extern .shared` arrays.
+  NameSet ExternShared;
+  /// The names each kernel's and device function's body mentions (only
+  /// collected once the module has an `.extern .shared` array).
+  std::vector<NameSet> EntryNames;
+  std::map<std::string_view, NameSet> FuncNames;
 };
 } // namespace
 
@@ -161,7 +180,7 @@ Status Scanner::parseUInt(uint64_t &Out, const char *What) {
   return Status::success();
 }
 
-Status Scanner::skipBlock() {
+Status Scanner::skipBlock(NameSet *Names) {
   Token Open = Tok;
   consume(); // '{'
   unsigned Depth = 1;
@@ -172,6 +191,9 @@ Status Scanner::skipBlock() {
       ++Depth;
     else if (Tok.K == Token::Punct && Tok.Text[0] == '}')
       --Depth;
+    else if (Names && Tok.K == Token::Word && Tok.Text[0] != '.' &&
+             Tok.Text[0] != '%')
+      Names->insert(Tok.Text);
     consume();
   }
   return Status::success();
@@ -295,9 +317,105 @@ Status Scanner::parseEntry(Manifest &M) {
     }
     consume(); // .maxnreg N, .minnctapersm N, .pragma "..."; ...
   }
-  if (Status S = skipBlock())
+  NameSet Names;
+  if (Status S = skipBlock(ExternShared.empty() ? nullptr : &Names))
     return S;
   M.Kernels.push_back(std::move(K));
+  EntryNames.push_back(std::move(Names));
+  return Status::success();
+}
+
+Status Scanner::parseFunc() {
+  consume(); // .func
+  // `.func (.param .b32 r) name (.param ...) directives { ... }` or `;`.
+  std::string_view Name;
+  unsigned Parens = 0;
+  while (Tok.K != Token::End) {
+    if (Tok.K == Token::Punct && Tok.Text[0] == '(')
+      ++Parens;
+    else if (Tok.K == Token::Punct && Tok.Text[0] == ')' && Parens)
+      --Parens;
+    else if (!Parens && Tok.K == Token::Punct &&
+             (Tok.Text[0] == ';' || Tok.Text[0] == '{'))
+      break;
+    else if (!Parens && Name.empty() && Tok.K == Token::Word &&
+             Tok.Text[0] != '.')
+      Name = Tok.Text;
+    consume();
+  }
+  if (Tok.K == Token::End)
+    return error(Tok,
+                 "expected the body of function '" + std::string(Name) + "'");
+  if (Tok.Text[0] == ';') {
+    consume(); // A prototype.
+    return Status::success();
+  }
+  NameSet Names;
+  if (Status S = skipBlock(ExternShared.empty() ? nullptr : &Names))
+    return S;
+  if (!Name.empty())
+    FuncNames[Name] = std::move(Names);
+  return Status::success();
+}
+
+Status Scanner::parseVariable() {
+  bool Extern = false, Shared = false;
+  PTXVariable V;
+  uint64_t Elem = 0, Count = 1;
+  bool Sized = true;
+  while (Tok.K == Token::Word && Tok.Text[0] == '.') {
+    std::string_view D = Tok.Text.substr(1);
+    consume();
+    if (D == "extern")
+      Extern = true;
+    else if (D == "shared")
+      Shared = true;
+    else if (D == "const" || D == "global")
+      V.Space = std::string(D);
+    else if (D == "func" || D == "entry")
+      return Status::success(); // `.extern .func`: the caller goes on.
+    else if (D == "align" && Tok.K == Token::Number)
+      consume();
+    else if (D == "v2" || D == "v4" || D == "v8")
+      Count *= uint64_t(D[1] - '0');
+    else if (std::optional<uint64_t> Size = ptxTypeSize(D))
+      Elem = *Size;
+  }
+  if (Tok.K != Token::Word)
+    return Status::success(); // Not a declaration this scanner knows.
+  std::string_view Name = Tok.Text;
+  V.Name = std::string(Name);
+  consume();
+  while (Tok.K == Token::Punct && Tok.Text[0] == '[') {
+    consume();
+    uint64_t N = 0;
+    if (Tok.K == Token::Number) {
+      if (Status S = parseUInt(N, "an array size"))
+        return S;
+      Count *= N;
+    } else {
+      Sized = false;
+    }
+    if (Status S = expectPunct(']', "after the array size"))
+      return S;
+  }
+  if (Shared && Extern)
+    ExternShared.insert(Name);
+  // Up to the end of the declaration (an initializer may follow).
+  while (Tok.K != Token::End &&
+         !(Tok.K == Token::Punct && Tok.Text[0] == ';')) {
+    if (Tok.K == Token::Punct && Tok.Text[0] == '{') {
+      if (Status S = skipBlock())
+        return S;
+      continue;
+    }
+    consume();
+  }
+  if (!V.Space.empty()) {
+    if (Sized && !Extern && Elem)
+      V.Bytes = Elem * Count;
+    Variables.push_back(std::move(V));
+  }
   return Status::success();
 }
 
@@ -320,17 +438,15 @@ Expected<Manifest> Scanner::scan() {
       consume();
       continue;
     }
-    if (is(".extern")) {
-      // `.extern .shared .align 16 .b8 smem[];` at module scope.
-      consume();
-      while (Tok.K != Token::End &&
-             !(Tok.K == Token::Punct && Tok.Text[0] == ';')) {
-        if (is(".shared"))
-          HasExternShared = true;
-        if (is(".func") || is(".entry"))
-          break;
-        consume();
-      }
+    if (is(".extern") || is(".const") || is(".global")) {
+      // `.extern .shared .align 16 .b8 smem[];`, `.const .f32 c[4] = {...};`
+      if (Status S = parseVariable())
+        return S;
+      continue;
+    }
+    if (is(".func")) {
+      if (Status S = parseFunc())
+        return S;
       continue;
     }
     if (is(".entry")) {
@@ -347,26 +463,51 @@ Expected<Manifest> Scanner::scan() {
   }
   if (!SawVersion)
     return error(Tok, "no .version directive: not a PTX module");
-  for (KernelInfo &K : M.Kernels)
-    K.Launch.DynamicSmem =
-        HasExternShared ? std::nullopt : std::optional<uint64_t>(0);
+  // A kernel needs dynamic shared memory when its body, or a device
+  // function it names, names an `.extern .shared` array.
+  for (size_t I = 0; I < M.Kernels.size(); ++I) {
+    bool Dynamic = false;
+    std::vector<const NameSet *> Work = {&EntryNames[I]};
+    std::unordered_set<const NameSet *> Seen = {&EntryNames[I]};
+    while (!Work.empty() && !Dynamic) {
+      const NameSet *Names = Work.back();
+      Work.pop_back();
+      for (std::string_view Name : *Names) {
+        if (ExternShared.count(Name)) {
+          Dynamic = true;
+          break;
+        }
+        auto It = FuncNames.find(Name);
+        if (It != FuncNames.end() && Seen.insert(&It->second).second)
+          Work.push_back(&It->second);
+      }
+    }
+    M.Kernels[I].Launch.DynamicSmem =
+        Dynamic ? std::nullopt : std::optional<uint64_t>(0);
+  }
   if (Status S = validateManifest(M))
     return Status::error(Source + ": " + S.message());
   return M;
 }
 
-Expected<Manifest> gpuopt::runtime::scanPTX(std::string_view Text,
-                                            const std::string &Source) {
+Expected<Manifest>
+gpuopt::runtime::scanPTX(std::string_view Text, const std::string &Source,
+                         std::vector<PTXVariable> *Variables) {
   Scanner S(Text, Source);
-  return S.scan();
+  Expected<Manifest> M = S.scan();
+  if (M && Variables)
+    *Variables = S.takeVariables();
+  return M;
 }
 
-Expected<Manifest> gpuopt::runtime::scanPTXFile(const std::string &Path) {
+Expected<Manifest>
+gpuopt::runtime::scanPTXFile(const std::string &Path,
+                             std::vector<PTXVariable> *Variables) {
   std::ifstream In(Path, std::ios::binary);
   if (!In)
     return Status::error(Path + ": cannot open the PTX file");
   std::ostringstream SS;
   SS << In.rdbuf();
   std::string Text = SS.str();
-  return scanPTX(Text, Path);
+  return scanPTX(Text, Path, Variables);
 }

@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -51,8 +52,10 @@ another kernel spec):
   --grid X[,Y[,Z]]     grid (required unless the manifest fixes it)
   --block X[,Y[,Z]]    block (default: .reqntid, or the manifest's)
   --smem BYTES         dynamic shared memory (default: the manifest's; 0 when
-                       the module declares no .extern .shared array); more
-                       than 48 KiB (with the static) is opted in automatically
+                       the kernel names no .extern .shared array); at least
+                       a fixed manifest's; more than 48 KiB (with the
+                       static), or a manifest's "smem_optin", is opted in
+                       (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)
   --arg SPEC           one per kernel parameter, in order, except probe
                        buffers and probe capacities (below), which gpu-run
                        sets itself:
@@ -72,6 +75,15 @@ another kernel spec):
       null                  a null pointer
       bytes:HEX             raw bytes of an aggregate (.b8 array) parameter
       TYPE is u8 s8 u16 s16 u32 s32 u64 s64 (i8..i64 too) f16 bf16 f32 f64
+  --const NAME:TYPE:COUNT:INIT
+                       before any launch, fill the module's variable NAME
+                       (a `.const` or `.global` of the PTX, e.g. a
+                       __constant__ array, or its C++ name when it is in a
+                       namespace) with COUNT elements of TYPE from INIT as
+                       for buf: (not out); they must fit the variable, whose
+                       first bytes they set, the rest keeping the module's
+                       initial value. A spec with --const loads its own
+                       instance of the module
   --out INDEX:PATH     after the checked launch, write argument INDEX's
                        buffer to PATH (raw little-endian bytes); INDEX
                        counts the --arg options from 0
@@ -179,8 +191,8 @@ Run spec (--spec FILE):
    "kernels": [{"label": "a", "module": "a.ptx", "kernel": "k",
                 "manifest": "a.json", "grid": [64], "block": [256],
                 "smem": 0, "args": ["buf:f32:1024:random:1",
-                "scalar:u32:1024"], "out": {"0": "a0.bin"},
-                "trace": "a.trace"}, ...],
+                "scalar:u32:1024"], "consts": ["coeffs:f32:16:fill:1"],
+                "out": {"0": "a0.bin"}, "trace": "a.trace"}, ...],
    "groups": [{"name": "a+b", "kernels": ["a", "b"],
                "modes": ["alone", "serial", "concurrent", "graph"],
                "also": ["fused"]}]}
@@ -211,6 +223,16 @@ Exit status: 0 success, 1 --compare found differences, 2 any error.
 
 namespace {
 
+/// --const NAME:TYPE:COUNT:INIT: a module variable and its contents.
+struct ConstSpec {
+  /// As given, and the PTX symbol it names once resolved.
+  std::string Name, Symbol;
+  /// A buffer spec (buf:TYPE:COUNT:INIT) for the contents.
+  ArgSpec Value;
+  /// The option's text, for messages.
+  std::string Text;
+};
+
 struct KernelSpec {
   std::string Label;
   std::string ModulePath;
@@ -220,6 +242,8 @@ struct KernelSpec {
   std::optional<uint64_t> Smem;
   /// The arguments given: one per parameter, probe buffers excepted.
   std::vector<ArgSpec> Args;
+  /// Module variables to fill (--const), in order.
+  std::vector<ConstSpec> Consts;
   std::vector<std::pair<unsigned, std::string>> Outs;
   /// Where to write the probe records (--trace), or empty.
   std::string TraceDir;
@@ -230,6 +254,9 @@ struct KernelSpec {
   KernelInfo Kernel;
   bool HasLayout = false;
   LaunchConfig Config;
+  /// Opt in to Config.DynamicSmem whatever the driver's static size (the
+  /// manifest's "smem_optin").
+  bool SmemOptin = false;
   /// The parameter that receives Args[I]: the parameters in order, probe
   /// parameters skipped.
   std::vector<size_t> ArgParams;
@@ -265,6 +292,8 @@ struct Prepared {
   /// Kept for re-initialisation; shared between arguments of the same text
   /// (the contents are a function of it).
   std::vector<std::shared_ptr<const std::vector<uint8_t>>> HostInit;
+  /// The contents of each --const, in order.
+  std::vector<std::vector<uint8_t>> ConstInit;
   /// One per probe map of the kernel, in the manifest's order.
   std::vector<DeviceBuffer> Probes;
   std::unique_ptr<ArgPack> Args;
@@ -318,6 +347,41 @@ void addOut(KernelSpec &K, const std::string &Text) {
                     Text.substr(Colon + 1)});
 }
 
+/// Parses NAME:TYPE:COUNT:INIT; Where names the option for errors.
+ConstSpec parseConst(const std::string &Text, const std::string &Where) {
+  // NAME ends at the first ':' followed by an element type and ':', so that
+  // a C++ name (ns::coeffs) may hold colons.
+  size_t Colon = Text.find(':');
+  while (Colon != std::string::npos) {
+    size_t Next = Text.find(':', Colon + 1);
+    if (Colon > 0 && Next != std::string::npos &&
+        parseElemType(
+            std::string_view(Text).substr(Colon + 1, Next - Colon - 1)))
+      break;
+    Colon = Next;
+  }
+  if (Colon == std::string::npos)
+    fatal(Where + " '" + Text + "': expected NAME:TYPE:COUNT:INIT, TYPE " +
+          "one of u8 s8 u16 s16 u32 s32 u64 s64 f16 bf16 f32 f64");
+  ConstSpec C;
+  C.Name = Text.substr(0, Colon);
+  C.Text = Text;
+  Expected<ArgSpec> A = parseArgSpec("buf:" + Text.substr(Colon + 1));
+  if (!A) {
+    // "argument 'buf:...': what" names a text the user did not write.
+    std::string What = A.status().message();
+    if (size_t Pos = What.find("': "); Pos != std::string::npos)
+      What = What.substr(Pos + 3);
+    fatal(Where + " '" + Text + "': " + What);
+  }
+  if (A->Initial == ArgSpec::Init::Out)
+    fatal(Where + " '" + Text +
+          "': 'out' marks a kernel output, and a variable filled before the "
+          "launch is an input: use zero, fill:V, random:SEED or file:PATH");
+  C.Value = std::move(*A);
+  return C;
+}
+
 Options parseCommandLine(int Argc, char **Argv) {
   Options O;
   std::vector<std::string> Args(Argv + 1, Argv + Argc);
@@ -353,6 +417,8 @@ Options parseCommandLine(int Argc, char **Argv) {
       K.Smem = parseUnsigned(Value(I), "--smem");
     } else if (A == "--arg") {
       K.Args.push_back(take(parseArgSpec(Value(I))));
+    } else if (A == "--const") {
+      K.Consts.push_back(parseConst(Value(I), "--const"));
     } else if (A == "--out") {
       addOut(K, Value(I));
     } else if (A == "--trace") {
@@ -471,7 +537,7 @@ void readSpecFile(Options &O) {
     const json &KJ = Kernels[I];
     Keys(KJ, P,
          {"label", "module", "kernel", "manifest", "grid", "block", "smem",
-          "args", "out", "trace", "time_alone"});
+          "args", "consts", "out", "trace", "time_alone"});
     KernelSpec K;
     if (!KJ.contains("module"))
       Fail(P + ".module", "missing");
@@ -497,6 +563,15 @@ void readSpecFile(Options &O) {
         if (!A)
           Fail(AP, A.status().message());
         K.Args.push_back(std::move(*A));
+      }
+    }
+    if (KJ.contains("consts")) {
+      if (!KJ["consts"].is_array())
+        Fail(P + ".consts", "expected an array of NAME:TYPE:COUNT:INIT");
+      for (size_t J = 0; J < KJ["consts"].size(); ++J) {
+        std::string CP = P + ".consts[" + std::to_string(J) + "]";
+        K.Consts.push_back(
+            parseConst(Str(KJ["consts"][J], CP), O.SpecFile + ": " + CP));
       }
     }
     if (KJ.contains("trace")) {
@@ -658,13 +733,97 @@ void resolve(KernelSpec &K) {
     K.Grid = L.Grid;
   if (!K.Grid)
     fatal("kernel '" + K.Label + "': give --grid");
+  if (K.Smem && L.DynamicSmem && *K.Smem < *L.DynamicSmem)
+    fatal("kernel '" + K.Label + "': --smem " + std::to_string(*K.Smem) +
+          " is less than the " + std::to_string(*L.DynamicSmem) +
+          " bytes of dynamic shared memory its manifest gives "
+          "(launch.dynamic_smem); give at least that, or leave --smem out");
   if (!K.Smem)
     K.Smem = L.DynamicSmem;
   if (!K.Smem)
     fatal("kernel '" + K.Label +
-          "': its module declares an .extern .shared array; give --smem "
+          "' names an .extern .shared array of its module; give --smem "
           "with the bytes it needs");
   K.Config = {*K.Grid, *K.Block, *K.Smem};
+  K.SmemOptin = L.SmemOptin && *K.Smem > 0;
+}
+
+/// The demangled name of a variable at namespace scope (_ZN2ns5coeffE is
+/// ns::coeff), or "" for any other name.
+std::string demangleVariable(const std::string &Name) {
+  if (Name.rfind("_ZN", 0) != 0 || Name.back() != 'E')
+    return "";
+  std::string Out;
+  size_t Pos = 3;
+  while (Pos + 1 < Name.size()) {
+    size_t Len = 0;
+    while (Pos < Name.size() && std::isdigit((unsigned char)Name[Pos]))
+      Len = Len * 10 + size_t(Name[Pos++] - '0');
+    if (!Len || Pos + Len >= Name.size())
+      return "";
+    Out += (Out.empty() ? "" : "::") + Name.substr(Pos, Len);
+    Pos += Len;
+  }
+  return Pos + 1 == Name.size() ? Out : "";
+}
+
+/// Resolves each --const against the module's variables, which a PTX file
+/// declares; a cubin's are checked by the driver when they are set.
+void checkConsts(KernelSpec &K) {
+  if (K.Consts.empty())
+    return;
+  if (endsWith(K.ModulePath, ".cubin") || endsWith(K.ModulePath, ".fatbin")) {
+    for (ConstSpec &C : K.Consts)
+      C.Symbol = C.Name;
+    return;
+  }
+  std::vector<PTXVariable> Vars;
+  take(scanPTXFile(K.ModulePath, &Vars));
+  for (ConstSpec &C : K.Consts) {
+    const PTXVariable *V = nullptr;
+    for (const PTXVariable &X : Vars)
+      if (X.Name == C.Name)
+        V = &X;
+    for (const PTXVariable &X : Vars)
+      if (!V && demangleVariable(X.Name) == C.Name)
+        V = &X;
+    if (!V) {
+      std::string List;
+      for (const PTXVariable &X : Vars)
+        List += (List.empty() ? "" : ", ") + X.Name + " (." + X.Space + ")";
+      fatal("kernel '" + K.Label + "': --const " + C.Text + ": " +
+            K.ModulePath + " declares no variable '" + C.Name + "' (" +
+            (List.empty() ? std::string("it has no .const or .global "
+                                        "variables")
+                          : "its variables: " + List) +
+            ")");
+    }
+    if (!V->Bytes)
+      fatal("kernel '" + K.Label + "': --const " + C.Text + ": ." + V->Space +
+            " " + V->Name +
+            " has no size in the PTX (an .extern or unsized array)");
+    if (C.Value.bufferBytes() > *V->Bytes)
+      fatal("kernel '" + K.Label + "': --const " + C.Text + ": " +
+            std::to_string(C.Value.bufferBytes()) + " bytes, more than the " +
+            std::to_string(*V->Bytes) + " of ." + V->Space + " " + V->Name +
+            "; give at most " +
+            std::to_string(*V->Bytes / elemSize(C.Value.Type)) + " elements");
+    C.Symbol = V->Name;
+    for (const ConstSpec &D : K.Consts)
+      if (&D != &C && D.Symbol == C.Symbol)
+        fatal("kernel '" + K.Label + "': --const " + C.Text + ": variable " +
+              C.Symbol + " is already set by --const " + D.Text);
+  }
+}
+
+/// Fills the --const variables of K in a loaded instance of its module.
+void setConsts(const KernelSpec &K,
+               const std::vector<std::vector<uint8_t>> &Init, const Module &M) {
+  for (size_t I = 0; I < K.Consts.size(); ++I)
+    if (Status S =
+            M.setGlobal(K.Consts[I].Symbol, Init[I].data(), Init[I].size()))
+      fatal("kernel '" + K.Label + "': --const " + K.Consts[I].Text + ": " +
+            S.message());
 }
 
 /// The probe map whose buffer parameter Index receives, if any.
@@ -905,8 +1064,9 @@ std::vector<std::string> countingRun(const Context &C, KernelSpec &K,
   // Declared first, destroyed last: the launch's module outlives its
   // buffers' use.
   std::unique_ptr<Module> Mod = take(Module::loadFile(C, K.ModulePath));
+  setConsts(K, P.ConstInit, *Mod);
   Function Fn = take(Mod->getFunction(K.Kernel.Name));
-  check(prepareDynamicSmem(C, Fn, K.Config.DynamicSmem));
+  check(prepareDynamicSmem(C, Fn, K.Config.DynamicSmem, K.SmemOptin));
   std::vector<DeviceBuffer> Copies(K.Args.size());
   for (size_t I = 0; I < K.Args.size(); ++I) {
     if (!K.Args[I].isBuffer())
@@ -1163,6 +1323,7 @@ int main(int Argc, char **Argv) {
     if (K.HasLayout)
       checkArgs(K);
     checkTrace(K);
+    checkConsts(K);
   }
   // Two traces into one directory would mix their files.
   auto TraceKey = [](const std::string &Dir) {
@@ -1217,6 +1378,12 @@ int main(int Argc, char **Argv) {
       }
       Preps[S].HostInit[I] = Shared;
     }
+    for (const ConstSpec &C : K.Consts) {
+      Preps[S].ConstInit.emplace_back();
+      if (Status St = initHostBuffer(C.Value, Preps[S].ConstInit.back()))
+        fatal("kernel '" + K.Label + "': --const " + C.Text + ": " +
+              St.message());
+    }
   }
 
   Ctx = take(Context::create(O.Device));
@@ -1228,11 +1395,18 @@ int main(int Argc, char **Argv) {
 
   std::map<std::string, std::unique_ptr<Module>> Modules;
   std::vector<std::unique_ptr<Function>> Functions;
-  auto getFunction = [&](const std::string &Path,
-                         const std::string &Name) -> const Function * {
-    auto It = Modules.find(Path);
-    if (It == Modules.end())
-      It = Modules.emplace(Path, take(Module::loadFile(*Ctx, Path))).first;
+  // Kernel spec Spec's function Name of module Path. A spec that fills
+  // module variables (--const) has its own instance of the module.
+  auto getFunction = [&](const std::string &Path, const std::string &Name,
+                         size_t Spec) -> const Function * {
+    const KernelSpec &K = O.Specs[Spec];
+    std::string Key =
+        K.Consts.empty() ? Path : Path + "\n" + std::to_string(Spec);
+    auto It = Modules.find(Key);
+    if (It == Modules.end()) {
+      It = Modules.emplace(Key, take(Module::loadFile(*Ctx, Path))).first;
+      setConsts(K, Preps[Spec].ConstInit, *It->second);
+    }
     Functions.push_back(
         std::make_unique<Function>(take(It->second->getFunction(Name))));
     return Functions.back().get();
@@ -1255,13 +1429,13 @@ int main(int Argc, char **Argv) {
   for (size_t S = 0; S < O.Specs.size(); ++S) {
     KernelSpec &K = O.Specs[S];
     Prepared &P = Preps[S];
-    P.Fn = getFunction(K.ModulePath, K.Kernel.Name);
+    P.Fn = getFunction(K.ModulePath, K.Kernel.Name, S);
     if (!K.HasLayout) {
       K.Kernel.Params = take(queryParamLayout(*Ctx, *P.Fn));
       K.HasLayout = true;
       checkArgs(K);
     }
-    check(prepareDynamicSmem(*Ctx, *P.Fn, K.Config.DynamicSmem));
+    check(prepareDynamicSmem(*Ctx, *P.Fn, K.Config.DynamicSmem, K.SmemOptin));
     P.Buffers.resize(K.Args.size());
     for (size_t I = 0; I < K.Args.size(); ++I)
       if (K.Args[I].isBuffer())
@@ -1333,7 +1507,7 @@ int main(int Argc, char **Argv) {
     }
     // The other kernel's layout: from its PTX headers, else the driver.
     std::vector<ParamInfo> OtherParams;
-    const Function *OtherFn = getFunction(OtherPath, OtherKernel);
+    const Function *OtherFn = getFunction(OtherPath, OtherKernel, 0);
     if (endsWith(OtherPath, ".cubin") || endsWith(OtherPath, ".fatbin")) {
       OtherParams = take(queryParamLayout(*Ctx, *OtherFn));
     } else {
@@ -1470,7 +1644,7 @@ int main(int Argc, char **Argv) {
         if (Pad < int64_t(K.Config.DynamicSmem) ||
             Pad + Fn.StaticSmem > DI.MaxSharedPerBlockOptin)
           continue;
-        check(prepareDynamicSmem(C, Fn, uint64_t(Pad)));
+        check(prepareDynamicSmem(C, Fn, uint64_t(Pad), K.SmemOptin));
         int Got = take(activeBlocksPerSM(C, Fn, Threads, uint64_t(Pad)));
         if (Got >= Last || Got < 1)
           continue;

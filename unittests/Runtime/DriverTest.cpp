@@ -178,4 +178,59 @@ TEST(Context, FreeMemory) {
   EXPECT_EQ(*Free, 12345u);
 }
 
+TEST(Module, DynamicSharedMemoryNeedsTheOptIn) {
+  // The stand-in enforces the driver's rule: past 48 KiB less the static
+  // shared memory, a launch fails unless the function's limit was raised.
+  Expected<std::unique_ptr<CudaDriver>> D = CudaDriver::load(FakeEmulated);
+  ASSERT_TRUE(D) << D.status().message();
+  Expected<std::unique_ptr<Context>> C = Context::create(**D);
+  ASSERT_TRUE(C) << C.status().message();
+  const std::string Text = ".version 8.0\n.target sm_90\n.address_size 64\n"
+                           ".visible .entry a_kernel_whose_name_is_longer_than_"
+                           "sixty_four_characters_as_fused_kernels_are()\n"
+                           "{\n\tret;\n}\n";
+  Expected<std::unique_ptr<Module>> M = Module::load(
+      **C, std::vector<char>(Text.begin(), Text.end()), true, "k.ptx");
+  ASSERT_TRUE(M) << M.status().message();
+  ::setenv("FAKE_CUDA_STATIC_SMEM", "1024", 1);
+  Expected<Function> F = (*M)->getFunction(
+      "a_kernel_whose_name_is_longer_than_sixty_four_characters_as_fused_"
+      "kernels_are");
+  ASSERT_TRUE(F) << F.status().message();
+  EXPECT_EQ(F->StaticSmem, 1024);
+  ArgPack Args({});
+  LaunchConfig L{{1, 1, 1}, {32, 1, 1}, 48 * 1024 - 1024};
+  EXPECT_TRUE(launch(**C, *F, L, Args).ok());
+  L.DynamicSmem = 48 * 1024;
+  Status S = launch(**C, *F, L, Args);
+  EXPECT_FALSE(S.ok());
+  // Raised to what the launch needs, it runs.
+  EXPECT_TRUE(prepareDynamicSmem(**C, *F, L.DynamicSmem).ok());
+  EXPECT_TRUE(launch(**C, *F, L, Args).ok());
+  ::unsetenv("FAKE_CUDA_STATIC_SMEM");
+}
+
+TEST(Module, SetGlobal) {
+  Expected<std::unique_ptr<CudaDriver>> D = CudaDriver::load(FakeEmulated);
+  ASSERT_TRUE(D) << D.status().message();
+  Expected<std::unique_ptr<Context>> C = Context::create(**D);
+  ASSERT_TRUE(C) << C.status().message();
+  const std::string Text = ".version 8.0\n.target sm_90\n.address_size 64\n"
+                           ".const .align 4 .b8 coeffs[64];\n";
+  Expected<std::unique_ptr<Module>> M = Module::load(
+      **C, std::vector<char>(Text.begin(), Text.end()), true, "c.ptx");
+  ASSERT_TRUE(M) << M.status().message();
+  uint8_t Bytes[65] = {};
+  EXPECT_TRUE((*M)->setGlobal("coeffs", Bytes, 64).ok());
+  EXPECT_EQ((*M)->setGlobal("coeffs", Bytes, 65).message(),
+            "c.ptx: variable 'coeffs' has 64 bytes, fewer than the 65 given");
+  EXPECT_EQ((*M)->setGlobal("taps", Bytes, 4).message(),
+            "c.ptx: no module-scope variable 'taps' (cuModuleGetGlobal_v2 "
+            "failed: CUDA_ERROR_NOT_FOUND (named symbol not found))");
+  // A driver without the entry point says so.
+  Expected<std::unique_ptr<CudaDriver>> Old = CudaDriver::load(FakeNoDevice);
+  ASSERT_TRUE(Old) << Old.status().message();
+  EXPECT_EQ((*Old)->api().cuModuleGetGlobal_v2, nullptr);
+}
+
 } // namespace

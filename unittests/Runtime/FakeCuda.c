@@ -7,16 +7,22 @@
 // returns $FAKE_CUDA_INIT_RESULT when set); FAKE_CUDA_PARTIAL exports only a
 // few, as a too-old driver would; FAKE_CUDA_EMULATED has one device whose
 // memory is host memory and whose "kernels" are C functions chosen by name
-// (fake_copy, fake_half, fake_add, fake_probe, fake_dyn, fake_noop; see
-// decode()), so that gpu-run's whole flow runs in lit tests. Its CUDA graphs
-// record their kernel nodes (with copies of the arguments, as the driver's
-// do) and run them on every cuGraphLaunch. With $FAKE_CUDA_LOG set, it
-// appends a line per kernel run and graph call to that file, for tests to
-// count; with $FAKE_CUDA_LOG_MODULES set too, also a line per module load and
-// unload, and each launch line names its module instance (numbered from 1 in
-// load order). $FAKE_CUDA_FREE_MEMORY sets the free memory it reports
-// (default: all of its 1 GiB), and allocations larger than
-// $FAKE_CUDA_MAX_ALLOC bytes fail as out of memory.
+// (fake_copy, fake_half, fake_add, fake_probe, fake_dyn, fake_const,
+// fake_noop; see decode()), so that gpu-run's whole flow runs in lit tests.
+// Its CUDA graphs record their kernel nodes (with copies of the arguments,
+// as the driver's do) and run them on every cuGraphLaunch. With
+// $FAKE_CUDA_LOG set, it appends a line per kernel run, graph call and
+// function attribute set to that file, for tests to count; with
+// $FAKE_CUDA_LOG_MODULES set too, also a line per module load and unload,
+// and each launch line names its module instance (numbered from 1 in load
+// order). $FAKE_CUDA_FREE_MEMORY sets the free memory it reports (default:
+// all of its 1 GiB), and allocations larger than $FAKE_CUDA_MAX_ALLOC bytes
+// fail as out of memory. Every function reports $FAKE_CUDA_STATIC_SMEM bytes
+// of static shared memory (default 0), and a launch fails as the driver's
+// does when its dynamic shared memory exceeds the function's limit: 48 KiB
+// less the static, until cuFuncSetAttribute raises it. Module-scope
+// variables (cuModuleGetGlobal_v2) are host memory sized by their PTX
+// declaration; they start zeroed (initializers are not emulated).
 //
 //===----------------------------------------------------------------------===*/
 
@@ -40,11 +46,17 @@ CUresult cuGetErrorName(CUresult E, const char **S) {
   case 0:
     *S = "CUDA_SUCCESS";
     return 0;
+  case 1:
+    *S = "CUDA_ERROR_INVALID_VALUE";
+    return 0;
   case 2:
     *S = "CUDA_ERROR_OUT_OF_MEMORY";
     return 0;
   case 100:
     *S = "CUDA_ERROR_NO_DEVICE";
+    return 0;
+  case 500:
+    *S = "CUDA_ERROR_NOT_FOUND";
     return 0;
   default:
     *S = NULL;
@@ -57,11 +69,17 @@ CUresult cuGetErrorString(CUresult E, const char **S) {
   case 0:
     *S = "no error";
     return 0;
+  case 1:
+    *S = "invalid argument";
+    return 0;
   case 2:
     *S = "out of memory";
     return 0;
   case 100:
     *S = "no CUDA-capable device is detected";
+    return 0;
+  case 500:
+    *S = "named symbol not found";
     return 0;
   default:
     *S = NULL;
@@ -215,17 +233,32 @@ static int logModules(void) {
   return L && *L;
 }
 
-/* A module is its image and its instance number; a function is its name
-   (first, so that the handle reads as the name) and its module's number. */
+/* A module is its image, its instance number and the variables a caller
+   asked for; a function is its name (first, so that the handle reads as
+   the name), its module and its dynamic shared memory limit. Names have any
+   length: fused kernels' names are long. */
+typedef struct FakeVariable {
+  struct FakeVariable *Next;
+  char *Name;
+  unsigned char *Data;
+  size_t Bytes;
+} FakeVariable;
 typedef struct {
   int Id;
   char *Image;
+  FakeVariable *Variables;
 } FakeModule;
 typedef struct {
-  char Name[64];
-  int Module;
+  char *Name;
+  FakeModule *Mod;
+  unsigned MaxDynamicSmem;
 } FakeFunction;
 static int ModulesLoaded;
+
+static unsigned staticSmem(void) {
+  const char *S = getenv("FAKE_CUDA_STATIC_SMEM");
+  return S && *S ? (unsigned)strtoul(S, NULL, 0) : 0;
+}
 
 CUresult cuModuleLoadDataEx(void **M, const void *Image, unsigned N, int *Opts,
                             void **Vals) {
@@ -235,7 +268,7 @@ CUresult cuModuleLoadDataEx(void **M, const void *Image, unsigned N, int *Opts,
   (void)Vals;
   if (strstr((const char *)Image, ".version") == NULL)
     return 218; /* CUDA_ERROR_INVALID_PTX */
-  Mod = malloc(sizeof(FakeModule));
+  Mod = calloc(1, sizeof(FakeModule));
   if (!Mod)
     return 2;
   Mod->Id = ++ModulesLoaded;
@@ -247,34 +280,141 @@ CUresult cuModuleLoadDataEx(void **M, const void *Image, unsigned N, int *Opts,
 }
 CUresult cuModuleUnload(void *M) {
   FakeModule *Mod = (FakeModule *)M;
+  FakeVariable *V = Mod->Variables;
   if (logModules())
     logLine("module-unload %d", Mod->Id);
+  while (V) {
+    FakeVariable *Next = V->Next;
+    free(V->Name);
+    free(V->Data);
+    free(V);
+    V = Next;
+  }
   free(Mod->Image);
   free(Mod);
   return 0;
 }
 CUresult cuModuleGetFunction(void **F, void *M, const char *Name) {
-  const FakeModule *Mod = (const FakeModule *)M;
+  FakeModule *Mod = (FakeModule *)M;
   FakeFunction *Fn;
-  if (strstr(Mod->Image, Name) == NULL || strlen(Name) >= 64)
+  if (strstr(Mod->Image, Name) == NULL)
     return 500; /* CUDA_ERROR_NOT_FOUND */
   Fn = calloc(1, sizeof(FakeFunction));
   if (!Fn)
     return 2;
-  strcpy(Fn->Name, Name);
-  Fn->Module = Mod->Id;
+  Fn->Name = strdup(Name);
+  if (!Fn->Name) {
+    free(Fn);
+    return 2;
+  }
+  Fn->Mod = Mod;
+  Fn->MaxDynamicSmem = 48 * 1024 - staticSmem();
   *F = Fn;
   return 0;
 }
+
+static int isNameChar(char C) {
+  return (C >= 'a' && C <= 'z') || (C >= 'A' && C <= 'Z') ||
+         (C >= '0' && C <= '9') || C == '_' || C == '$' || C == '.';
+}
+
+/* The bytes of a module-scope `.global` or `.const` variable Name declared
+   in Image (`.const .align 4 .f32 c[4][8];`), or 0 when there is none. */
+static size_t declaredBytes(const char *Image, const char *Name) {
+  size_t Len = strlen(Name);
+  const char *P = Image;
+  while ((P = strstr(P, Name)) != NULL) {
+    const char *Start = P, *Stmt, *Q;
+    size_t Elem = 0, Count = 1;
+    P += Len;
+    if ((Start > Image && isNameChar(Start[-1])) || isNameChar(*P))
+      continue;
+    /* The statement it ends: back to the previous ';', '{' or '}'. */
+    for (Stmt = Start; Stmt > Image && !strchr(";{}", Stmt[-1]); --Stmt)
+      ;
+    for (Q = Stmt; Q < Start; ++Q) {
+      if (*Q != '.' || (Q > Stmt && isNameChar(Q[-1])))
+        continue;
+      if (!strncmp(Q, ".entry", 6) || !strncmp(Q, ".func", 5) ||
+          !strncmp(Q, ".param", 6) || !strncmp(Q, ".reg", 4)) {
+        Elem = 0;
+        break;
+      }
+      if ((!strncmp(Q, ".const", 6) || !strncmp(Q, ".global", 7)) && !Elem)
+        Elem = 1; /* A variable; its type follows. */
+      else if (Elem && strchr("bsuf", Q[1]) && Q[2] >= '1' && Q[2] <= '9')
+        Elem = (size_t)strtoul(Q + 2, NULL, 10) / 8;
+    }
+    if (!Elem)
+      continue;
+    for (Q = P; *Q == '[' && strchr(Q, ']'); Q = strchr(Q, ']') + 1)
+      Count *= (size_t)strtoul(Q + 1, NULL, 10);
+    return Elem * Count;
+  }
+  return 0;
+}
+
+/* The module's copy of variable Name, allocated zeroed on first use. */
+static FakeVariable *variable(FakeModule *Mod, const char *Name) {
+  FakeVariable *V;
+  size_t Bytes;
+  for (V = Mod->Variables; V; V = V->Next)
+    if (strcmp(V->Name, Name) == 0)
+      return V;
+  Bytes = declaredBytes(Mod->Image, Name);
+  if (!Bytes)
+    return NULL;
+  V = calloc(1, sizeof(FakeVariable));
+  if (!V)
+    return NULL;
+  V->Name = strdup(Name);
+  V->Data = calloc(1, Bytes);
+  V->Bytes = Bytes;
+  V->Next = Mod->Variables;
+  Mod->Variables = V;
+  return V;
+}
+
+CUresult cuModuleGetGlobal_v2(CUdeviceptr *P, size_t *Bytes, void *M,
+                              const char *Name) {
+  FakeVariable *V = variable((FakeModule *)M, Name);
+  if (!V)
+    return 500; /* CUDA_ERROR_NOT_FOUND */
+  if (P)
+    *P = (CUdeviceptr)(uintptr_t)V->Data;
+  if (Bytes)
+    *Bytes = V->Bytes;
+  return 0;
+}
 CUresult cuFuncGetAttribute(int *V, int Attr, void *F) {
-  (void)F;
-  *V = Attr == 4 ? 16 : Attr == 0 ? 1024 : 0; /* 16 registers */
+  const FakeFunction *Fn = (const FakeFunction *)F;
+  switch (Attr) {
+  case 0: /* max threads per block */
+    *V = 1024;
+    break;
+  case 1: /* static shared memory */
+    *V = (int)staticSmem();
+    break;
+  case 4: /* registers */
+    *V = 16;
+    break;
+  case 8: /* max dynamic shared memory */
+    *V = (int)Fn->MaxDynamicSmem;
+    break;
+  default:
+    *V = 0;
+  }
   return 0;
 }
 CUresult cuFuncSetAttribute(void *F, int Attr, int V) {
-  (void)F;
-  (void)Attr;
-  return V > 232448 ? 1 : 0;
+  FakeFunction *Fn = (FakeFunction *)F;
+  if (Attr != 8)
+    return 0;
+  if (V < 0 || (unsigned)V + staticSmem() > 232448)
+    return 1; /* CUDA_ERROR_INVALID_VALUE */
+  Fn->MaxDynamicSmem = (unsigned)V;
+  logLine("func-attribute %s max-dynamic-smem %d", Fn->Name, V);
+  return 0;
 }
 /* One kernel run, with its arguments decoded (and so copied) when it is
    enqueued. Kernels take (src, dst, n): fake_copy copies n bytes, fake_half
@@ -289,16 +429,20 @@ CUresult cuFuncSetAttribute(void *F, int Attr, int V) {
    its slot from the slot's count, as an atomicAdd would, saves the 8-byte
    record {u32 s, u32 index} when the index is below capacity and adds 1 to
    the overflow counter otherwise; the counts and the counter accumulate
-   over launches, as a real kernel's would. Any other kernel does
-   nothing. */
+   over launches, as a real kernel's would. fake_const takes (src, dst, n)
+   and adds to each of the n bytes of src the byte of its module's variable
+   `coeffs` (a `.const` array) at the same index modulo its size, writing
+   dst. Any other kernel does nothing. */
 typedef struct {
-  char Name[64];
+  const char *Name; /* The function's, which lives as long as the driver. */
   int Module;
-  int Kind; /* 0: nothing, 1: copy, 2: half, 3: add, 4: probe, 5: dyn */
+  int Kind; /* 0: nothing, 1: copy, 2: half, 3: add, 4: probe, 5: dyn,
+               6: const */
   CUdeviceptr Src, Dst, Buf;
   unsigned N, Capacity;
   unsigned long long Value;
   unsigned GX, GY, GZ, BX, BY, BZ;
+  const FakeVariable *Coeffs;
 } FakeLaunch;
 
 static void logLine(const char *Format, ...) {
@@ -322,8 +466,8 @@ static void decode(const void *F, unsigned GX, unsigned GY, unsigned GZ,
   const FakeFunction *Fn = (const FakeFunction *)F;
   const char *Name = Fn->Name;
   memset(L, 0, sizeof(*L));
-  memcpy(L->Name, Name, sizeof(L->Name)); /* Both are char[64]. */
-  L->Module = Fn->Module;
+  L->Name = Name;
+  L->Module = Fn->Mod->Id;
   L->GX = GX;
   L->GY = GY;
   L->GZ = GZ;
@@ -340,6 +484,8 @@ static void decode(const void *F, unsigned GX, unsigned GY, unsigned GZ,
     L->Kind = 4;
   else if (strcmp(Name, "fake_dyn") == 0)
     L->Kind = 5;
+  else if (strcmp(Name, "fake_const") == 0)
+    L->Kind = 6;
   if (L->Kind == 0)
     return;
   if (L->Kind == 4) {
@@ -355,6 +501,8 @@ static void decode(const void *F, unsigned GX, unsigned GY, unsigned GZ,
     L->Buf = *(CUdeviceptr *)Params[3];
     L->Capacity = *(unsigned *)Params[4];
   }
+  if (L->Kind == 6)
+    L->Coeffs = variable(Fn->Mod, "coeffs");
 }
 
 /* fake_dyn's probe map (see FakeLaunch). */
@@ -411,25 +559,34 @@ static void run(const FakeLaunch *L) {
       Dst[I] = (unsigned char)(Dst[I] + Src[I]);
     runDynamicProbe(L);
     break;
+  case 6:
+    for (I = 0; I < L->N; ++I)
+      Dst[I] =
+          (unsigned char)(Src[I] + (L->Coeffs
+                                        ? L->Coeffs->Data[I % L->Coeffs->Bytes]
+                                        : 0));
+    break;
   default:
     break;
   }
 }
 
-static int validShape(unsigned BX, unsigned BY, unsigned BZ, unsigned Smem) {
-  return (unsigned long long)BX * BY * BZ <= 1024 && Smem <= 232448;
+/* The driver's checks: at most 1024 threads, and no more dynamic shared
+   memory than the function's limit (48 KiB less its static shared memory
+   unless raised by cuFuncSetAttribute). */
+static int validLaunch(const void *F, unsigned BX, unsigned BY, unsigned BZ,
+                       unsigned Smem) {
+  const FakeFunction *Fn = (const FakeFunction *)F;
+  return (unsigned long long)BX * BY * BZ <= 1024 && Smem <= Fn->MaxDynamicSmem;
 }
 
 CUresult cuLaunchKernel(void *F, unsigned GX, unsigned GY, unsigned GZ,
                         unsigned BX, unsigned BY, unsigned BZ, unsigned Smem,
                         void *Stream, void **Params, void **Extra) {
   FakeLaunch L;
-  (void)GX;
-  (void)GY;
-  (void)GZ;
   (void)Stream;
   (void)Extra;
-  if (!validShape(BX, BY, BZ, Smem))
+  if (!validLaunch(F, BX, BY, BZ, Smem))
     return 1; /* CUDA_ERROR_INVALID_VALUE */
   decode(F, GX, GY, GZ, BX, BY, BZ, Params, &L);
   if (logModules() && L.Kind == 5)
@@ -471,7 +628,7 @@ CUresult cuGraphAddKernelNode_v2(void **Node, void *Graph, void **Deps,
   FakeLaunch *Nodes;
   if ((NumDeps && !Deps) || !P->Func || P->Kern || P->Extra)
     return 1;
-  if (!validShape(P->BX, P->BY, P->BZ, P->Smem))
+  if (!validLaunch(P->Func, P->BX, P->BY, P->BZ, P->Smem))
     return 1;
   Nodes = realloc(G->Nodes, (G->Count + 1) * sizeof(FakeLaunch));
   if (!Nodes)

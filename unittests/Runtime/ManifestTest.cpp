@@ -107,7 +107,7 @@ TEST(Manifest, RoundTrip) {
   EXPECT_TRUE(*Back == M);
   EXPECT_EQ(writeManifest(*Back), Text);
   // Fields the writer must not drop.
-  EXPECT_NE(Text.find("\"manifest_version\": 4"), std::string::npos);
+  EXPECT_NE(Text.find("\"manifest_version\": 5"), std::string::npos);
   EXPECT_NE(Text.find("\"grid\": \"runtime\""), std::string::npos);
   EXPECT_NE(Text.find("\"fusion_strategy\": \"thread\""), std::string::npos);
   EXPECT_NE(Text.find("\"fusion_strategy\": \"interleave\""),
@@ -430,9 +430,9 @@ TEST(Manifest, Version2ProbesHaveNoCounter) {
   EXPECT_FALSE(P.OverflowCounter);
   EXPECT_TRUE(P.Probe.empty());
   EXPECT_EQ(P.totalBytes(Dim3{2, 1, 1}, Dim3{64, 1, 1}), 2u * 2 * 2 * 8);
-  // Written back as version 4, which reads back the same.
+  // Written back as version 5, which reads back the same.
   std::string Text = writeManifest(*M);
-  EXPECT_NE(Text.find("\"manifest_version\": 4"), std::string::npos);
+  EXPECT_NE(Text.find("\"manifest_version\": 5"), std::string::npos);
   Expected<Manifest> Back = parseManifest(Text, "v4.json");
   ASSERT_TRUE(Back) << Back.status().message();
   EXPECT_TRUE(*Back == *M);
@@ -443,9 +443,9 @@ TEST(Manifest, Version1ReadsAsThreadStrategy) {
   ASSERT_TRUE(M) << M.status().message();
   EXPECT_EQ(M->Kernels[0].Strategy, FusionStrategy::Thread);
   EXPECT_FALSE(M->Kernels[0].FusedFrom[0].Ratio.has_value());
-  // Written back as version 4, with the strategy spelled out.
+  // Written back as version 5, with the strategy spelled out.
   std::string Text = writeManifest(*M);
-  EXPECT_NE(Text.find("\"manifest_version\": 4"), std::string::npos);
+  EXPECT_NE(Text.find("\"manifest_version\": 5"), std::string::npos);
   EXPECT_NE(Text.find("\"fusion_strategy\": \"thread\""), std::string::npos);
   Expected<Manifest> Back = parseManifest(Text, "v2.json");
   ASSERT_TRUE(Back) << Back.status().message();
@@ -500,7 +500,7 @@ TEST(Manifest, Version4DynamicCapacity) {
 
   // Written back with the same keys; reads back the same.
   std::string Text = writeManifest(*M);
-  EXPECT_NE(Text.find("\"manifest_version\": 4"), std::string::npos);
+  EXPECT_NE(Text.find("\"manifest_version\": 5"), std::string::npos);
   EXPECT_NE(Text.find("\"capacity\": \"dynamic\",\n          "
                       "\"capacity_param\": 4,"),
             std::string::npos)
@@ -523,7 +523,7 @@ TEST(Manifest, Version4DynamicCapacity) {
 }
 
 TEST(Manifest, Version3ContentRoundTripsWithoutVersion4Keys) {
-  // Defaults are not written, so a version 3 manifest written as version 4
+  // Defaults are not written, so a version 3 manifest written as version 5
   // still reads as version 3.
   Expected<Manifest> M = parseManifest(Valid, "v3.json");
   ASSERT_TRUE(M) << M.status().message();
@@ -535,8 +535,9 @@ TEST(Manifest, Version3ContentRoundTripsWithoutVersion4Keys) {
   EXPECT_EQ(Text.find("capacity_param"), std::string::npos);
   EXPECT_EQ(Text.find("slot_counts"), std::string::npos);
   EXPECT_EQ(Text.find("\"dynamic\""), std::string::npos);
+  EXPECT_EQ(Text.find("smem_optin"), std::string::npos);
   std::string AsV3 =
-      replaceOnce(Text, "\"manifest_version\": 4", "\"manifest_version\": 3");
+      replaceOnce(Text, "\"manifest_version\": 5", "\"manifest_version\": 3");
   Expected<Manifest> Back = parseManifest(AsV3, "as-v3.json");
   ASSERT_TRUE(Back) << Back.status().message();
   EXPECT_TRUE(*Back == *M);
@@ -649,12 +650,12 @@ INSTANTIATE_TEST_SUITE_P(
                   R"("size": -4, "align": 4, "offset": 12)",
                   "kernels[0].params[2].size: expected an unsigned integer, "
                   "got a negative integer"},
-        Malformed{R"("manifest_version": 3)", R"("manifest_version": 5)",
-                  "manifest_version: unsupported version 5 (this runtime "
-                  "reads versions 1, 2, 3 and 4)"},
+        Malformed{R"("manifest_version": 3)", R"("manifest_version": 6)",
+                  "manifest_version: unsupported version 6 (this runtime "
+                  "reads versions 1, 2, 3, 4 and 5)"},
         Malformed{R"("manifest_version": 3)", R"("manifest_version": 0)",
                   "manifest_version: unsupported version 0 (this runtime "
-                  "reads versions 1, 2, 3 and 4)"},
+                  "reads versions 1, 2, 3, 4 and 5)"},
         Malformed{R"("manifest_version": 3,)", "", "manifest_version: missing"},
         Malformed{R"("format": "ptx")", R"("format": "sass")",
                   "module.format: expected \"ptx\" or \"cubin\", got "
@@ -929,10 +930,59 @@ INSTANTIATE_TEST_SUITE_P(
                   "name, probe, param, level, capacity, capacity_param, "
                   "record_bytes, overflow_counter, slot_counts, fields)",
                   ValidV4},
-        Malformed{R"("manifest_version": 4)", R"("manifest_version": 5)",
-                  "manifest_version: unsupported version 5 (this runtime "
-                  "reads versions 1, 2, 3 and 4)",
+        Malformed{R"("manifest_version": 4)", R"("manifest_version": 6)",
+                  "manifest_version: unsupported version 6 (this runtime "
+                  "reads versions 1, 2, 3, 4 and 5)",
                   ValidV4}));
+
+/// Version 5: a fused kernel whose shared memory needs the opt-in.
+const char *const ValidV5 = R"({
+  "manifest_version": 5,
+  "module": {"path": "k.ptx", "format": "ptx"},
+  "kernels": [{
+    "name": "k",
+    "params": [
+      {"name": "a", "type": "u64", "size": 8, "align": 8, "offset": 0, "kind": "pointer"}
+    ],
+    "launch": {"block": [128], "grid": [8], "dynamic_smem": 49152,
+               "smem_optin": true}
+  }]
+})";
+
+TEST(Manifest, Version5SmemOptin) {
+  Expected<Manifest> M = parseManifest(ValidV5, "v5.json");
+  ASSERT_TRUE(M) << M.status().message();
+  EXPECT_TRUE(M->Kernels[0].Launch.SmemOptin);
+  EXPECT_EQ(M->Kernels[0].Launch.DynamicSmem, 49152u);
+  std::string Text = writeManifest(*M);
+  EXPECT_NE(Text.find("\"smem_optin\": true"), std::string::npos) << Text;
+  Expected<Manifest> Back = parseManifest(Text, "back.json");
+  ASSERT_TRUE(Back) << Back.status().message();
+  EXPECT_EQ(*Back, *M);
+  // The default is not written.
+  M->Kernels[0].Launch.SmemOptin = false;
+  EXPECT_EQ(writeManifest(*M).find("smem_optin"), std::string::npos);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    SharedMemory, MalformedManifest,
+    ::testing::Values(
+        Malformed{R"("smem_optin": true)", R"("smem_optin": 1)",
+                  "kernels[0].launch.smem_optin: expected true or false, got "
+                  "an unsigned integer",
+                  ValidV5},
+        Malformed{R"("dynamic_smem": 49152)", R"("dynamic_smem": "runtime")",
+                  "kernels[0].launch.smem_optin: true needs a fixed, non-zero "
+                  "dynamic_smem (the size to opt in to)",
+                  ValidV5},
+        Malformed{R"("dynamic_smem": 49152)", R"("dynamic_smem": 0)",
+                  "kernels[0].launch.smem_optin: true needs a fixed, non-zero "
+                  "dynamic_smem (the size to opt in to)",
+                  ValidV5},
+        Malformed{R"("manifest_version": 5)", R"("manifest_version": 4)",
+                  "kernels[0].launch.smem_optin: new in manifest_version 5 "
+                  "(this manifest is version 4)",
+                  ValidV5}));
 
 TEST(Manifest, SyntaxErrorsSayWhere) {
   Expected<Manifest> M =
@@ -965,5 +1015,89 @@ TEST(Manifest, DuplicateKernelNames) {
             "dup.json: kernels[1].name: duplicate kernel "
             "'fused_im2col_maxpool' (also kernels[0])");
 }
+
+/// Version 5: a probed kernel that kept the registers its probes need at a
+/// cost in occupancy, because keeping the occupancy would have spilled.
+const char *const ValidProbeOccupancy = R"({
+  "manifest_version": 5,
+  "module": {"path": "k.ptx", "format": "ptx"},
+  "kernels": [{
+    "name": "k",
+    "params": [
+      {"name": "a", "type": "u64", "size": 8, "align": 8, "offset": 0, "kind": "pointer"},
+      {"name": "buf", "type": "u64", "size": 8, "align": 8, "offset": 8, "kind": "pointer"}
+    ],
+    "probes": [
+      {"name": "t", "param": 1, "level": "thread", "capacity": 1,
+       "record_bytes": 8, "fields": [{"name": "c", "type": "u64", "offset": 0}]}
+    ],
+    "probe_occupancy": {"before": 8, "after": 6, "block_threads": 256,
+                        "registers_before": 32, "registers_after": 40,
+                        "cap_spill_bytes": 12}
+  }]
+})";
+
+TEST(Manifest, Version5ProbeOccupancy) {
+  Expected<Manifest> M = parseManifest(ValidProbeOccupancy, "v5.json");
+  ASSERT_TRUE(M) << M.status().message();
+  ASSERT_TRUE(M->Kernels[0].Occupancy.has_value());
+  const ProbeOccupancy &O = *M->Kernels[0].Occupancy;
+  EXPECT_EQ(O.Before, 8u);
+  EXPECT_EQ(O.After, 6u);
+  EXPECT_EQ(O.BlockThreads, 256u);
+  EXPECT_EQ(O.RegistersBefore, 32u);
+  EXPECT_EQ(O.RegistersAfter, 40u);
+  EXPECT_EQ(O.CapSpillBytes, 12u);
+  std::string Text = writeManifest(*M);
+  EXPECT_NE(Text.find("\"probe_occupancy\": {"), std::string::npos) << Text;
+  Expected<Manifest> Back = parseManifest(Text, "back.json");
+  ASSERT_TRUE(Back) << Back.status().message();
+  EXPECT_EQ(*Back, *M);
+  // Only a probed kernel has it.
+  Manifest Unprobed = *M;
+  Unprobed.Kernels[0].Probes.clear();
+  EXPECT_EQ(validateManifest(Unprobed).message(),
+            "kernels[0].probe_occupancy: the kernel has no probes");
+  // Absent unless probing cost occupancy.
+  M->Kernels[0].Occupancy.reset();
+  EXPECT_EQ(writeManifest(*M).find("probe_occupancy"), std::string::npos);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    ProbeOccupancy, MalformedManifest,
+    ::testing::Values(
+        Malformed{R"("manifest_version": 5)", R"("manifest_version": 4)",
+                  "kernels[0].probe_occupancy: new in manifest_version 5 "
+                  "(this manifest is version 4)",
+                  ValidProbeOccupancy},
+        Malformed{R"("after": 6, )", "",
+                  "kernels[0].probe_occupancy.after: missing",
+                  ValidProbeOccupancy},
+        Malformed{R"("after": 6)", R"("after": "6")",
+                  "kernels[0].probe_occupancy.after: expected an unsigned "
+                  "integer, got string",
+                  ValidProbeOccupancy},
+        Malformed{R"("after": 6)", R"("after": 8)",
+                  "kernels[0].probe_occupancy.after: 8 is not below before "
+                  "(8)",
+                  ValidProbeOccupancy},
+        Malformed{R"("block_threads": 256)", R"("block_threads": 2048)",
+                  "kernels[0].probe_occupancy.block_threads: expected 1 to "
+                  "1024 threads, got 2048",
+                  ValidProbeOccupancy},
+        Malformed{R"("registers_after": 40)", R"("registers_after": 32)",
+                  "kernels[0].probe_occupancy.registers_after: 32 is not "
+                  "above registers_before (32)",
+                  ValidProbeOccupancy},
+        Malformed{R"("cap_spill_bytes": 12)", R"("spills": 12)",
+                  "kernels[0].probe_occupancy.spills: unknown key (expected "
+                  "one of: before, after, block_threads, registers_before, "
+                  "registers_after, cap_spill_bytes)",
+                  ValidProbeOccupancy},
+        Malformed{R"("probes": [)", R"("params2": [)",
+                  "kernels[0].params2: unknown key (expected one of: name, "
+                  "params, launch, resources, fusion_strategy, fused_from, "
+                  "probes, probe_occupancy)",
+                  ValidProbeOccupancy}));
 
 } // namespace

@@ -27,7 +27,16 @@ const char *const TwoKernels = R"(//
 
 .extern .shared .align 16 .b8 global_smem[];
 .global .align 4 .b8 table[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
-.func (.param .b32 ret) helper(.param .b32 x) { ret; }
+.const .align 4 .f32 coeffs[4][2];
+.visible .const .align 8 .v2 .u32 pair = {1, 2};
+.extern .const .align 4 .b8 elsewhere[];
+.func (.param .b32 ret) helper(.param .b32 x)
+{
+	.reg .b32 %r<2>;
+	mov.u32 %r1, global_smem;
+	ret;
+}
+.func unused() { mov.u32 %r1, global_smem; ret; }
 
 .visible .entry first(
 	.param .u64 .ptr .global .align 16 first_param_0,
@@ -43,6 +52,7 @@ const char *const TwoKernels = R"(//
 	.reg .b32 %r<4>;
 	{ .reg .pred %p; }
 	.loc 1 2 3
+	{ .param .b32 r; .param .b32 x; call.uni (r), helper, (x); }
 	ret;
 }
 
@@ -83,7 +93,8 @@ TEST(PTXScanner, EntryHeaders) {
   EXPECT_EQ(K.Launch.Block, (Dim3{128, 2, 1}));
   EXPECT_FALSE(K.Launch.MaxThreads);
   EXPECT_FALSE(K.Launch.Grid);
-  // The module declares an extern shared array: its size is the caller's.
+  // The kernel's callee names the module's extern shared array: its size is
+  // the caller's.
   EXPECT_FALSE(K.Launch.DynamicSmem);
 
   const KernelInfo &S = M->Kernels[1];
@@ -91,12 +102,53 @@ TEST(PTXScanner, EntryHeaders) {
   EXPECT_TRUE(S.Params.empty());
   EXPECT_FALSE(S.Launch.Block);
   EXPECT_EQ(S.Launch.MaxThreads, (Dim3{256, 1, 1}));
+  // It names no extern shared array, so needs no dynamic shared memory.
+  EXPECT_EQ(S.Launch.DynamicSmem, 0u);
 
   // What the scanner builds is a valid manifest and survives a round trip.
   EXPECT_TRUE(validateManifest(*M).ok());
   Expected<Manifest> Back = parseManifest(writeManifest(*M), "two.json");
   ASSERT_TRUE(Back) << Back.status().message();
   EXPECT_TRUE(*Back == *M);
+}
+
+TEST(PTXScanner, ModuleVariables) {
+  std::vector<PTXVariable> Vars;
+  Expected<Manifest> M = scanPTX(TwoKernels, "two.ptx", &Vars);
+  ASSERT_TRUE(M) << M.status().message();
+  ASSERT_EQ(Vars.size(), 4u);
+  EXPECT_EQ(Vars[0].Name, "table");
+  EXPECT_EQ(Vars[0].Space, "global");
+  EXPECT_EQ(Vars[0].Bytes, 16u);
+  EXPECT_EQ(Vars[1].Name, "coeffs");
+  EXPECT_EQ(Vars[1].Space, "const");
+  EXPECT_EQ(Vars[1].Bytes, 32u);
+  EXPECT_EQ(Vars[2].Name, "pair");
+  EXPECT_EQ(Vars[2].Bytes, 8u);
+  // Declared elsewhere: no size here.
+  EXPECT_EQ(Vars[3].Name, "elsewhere");
+  EXPECT_FALSE(Vars[3].Bytes);
+}
+
+TEST(PTXScanner, DynamicSharedMemoryPerKernel) {
+  // A kernel names the extern array directly, one through a device
+  // function's address, one not at all.
+  const char *const Text = R"(.version 8.0
+.target sm_90
+.address_size 64
+.extern .shared .align 16 .b8 smem[];
+.func leaf() { .reg .b32 %r<2>; mov.u32 %r1, smem; ret; }
+.func middle() { call.uni leaf, (); ret; }
+.visible .entry direct() { .reg .b32 %r<2>; st.shared.u32 [smem+4], %r1; ret; }
+.visible .entry indirect() { .reg .b64 %rd<2>; mov.u64 %rd1, middle; ret; }
+.visible .entry none() { .reg .b32 %r<2>; mov.u32 %r1, 0; ret; }
+)";
+  Expected<Manifest> M = scanPTX(Text, "k.ptx");
+  ASSERT_TRUE(M) << M.status().message();
+  ASSERT_EQ(M->Kernels.size(), 3u);
+  EXPECT_FALSE(M->Kernels[0].Launch.DynamicSmem);
+  EXPECT_FALSE(M->Kernels[1].Launch.DynamicSmem);
+  EXPECT_EQ(M->Kernels[2].Launch.DynamicSmem, 0u);
 }
 
 TEST(PTXScanner, NoExternSharedMeansNoDynamicSmem) {

@@ -120,6 +120,10 @@ struct CudaDriverAPI {
   CUresult (*cuEventRecord)(CUevent, CUstream);
   CUresult (*cuEventSynchronize)(CUevent);
   CUresult (*cuEventElapsedTime_v2)(float *, CUevent, CUevent);
+  /// Optional: a module-scope variable's address and size, which only
+  /// gpu-run's --const needs; null when the driver lacks it.
+  CUresult (*cuModuleGetGlobal_v2)(CUdeviceptr *, size_t *, CUmodule,
+                                   const char *);
   /// Optional (CUDA 12.4+): parameter layout of a loaded function; null when
   /// the driver lacks it.
   CUresult (*cuFuncGetParamInfo)(CUfunction, size_t, size_t *, size_t *);

@@ -114,6 +114,11 @@ public:
   ~Module();
 
   Expected<Function> getFunction(const std::string &Name) const;
+  /// Copies Size bytes to the start of the module-scope variable Name (a
+  /// `.const` or `.global` of the module, as cuModuleGetGlobal_v2 finds it),
+  /// which must hold at least Size bytes.
+  Status setGlobal(const std::string &Name, const void *Data,
+                   uint64_t Size) const;
   const std::string &source() const { return Source; }
 
 private:
@@ -181,10 +186,12 @@ struct LaunchConfig {
   uint64_t DynamicSmem = 0;
 };
 
-/// Raises the function's dynamic shared memory limit when Bytes is above
-/// the default 48 KiB (cuFuncSetAttribute), with a clear error past the
-/// device's opt-in maximum.
-Status prepareDynamicSmem(const Context &C, const Function &F, uint64_t Bytes);
+/// Raises the function's dynamic shared memory limit to Bytes
+/// (cuFuncSetAttribute) when Bytes and the static shared memory together
+/// exceed the default 48 KiB, or whenever OptIn is set (the manifest's
+/// "smem_optin"), with a clear error past the device's opt-in maximum.
+Status prepareDynamicSmem(const Context &C, const Function &F, uint64_t Bytes,
+                          bool OptIn = false);
 
 /// How many blocks of F with BlockThreads threads and DynamicSmem bytes of
 /// dynamic shared memory fit on one SM at once (the driver's occupancy

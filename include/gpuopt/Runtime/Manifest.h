@@ -64,6 +64,11 @@ struct LaunchInfo {
   std::optional<uint64_t> DynamicSmem;
   /// The `.maxntid` bound, when the kernel declares one.
   std::optional<Dim3> MaxThreads;
+  /// The static shared memory and DynamicSmem (which is then fixed) exceed
+  /// 48 KiB together: the launcher must raise the function's
+  /// CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES to DynamicSmem first
+  /// (manifest version 5: "smem_optin").
+  bool SmemOptin = false;
 
   bool operator==(const LaunchInfo &O) const;
 };
@@ -184,6 +189,22 @@ struct ProbeBuffer {
   bool operator==(const ProbeBuffer &O) const;
 };
 
+/// What probing cost a kernel's occupancy, when keeping it would have made
+/// ptxas spill: the probe pass kept the registers the probes need (manifest
+/// version 5: "probe_occupancy").
+struct ProbeOccupancy {
+  /// Blocks per SM before and after probing, for blocks of BlockThreads
+  /// threads (the launch's block when the kernel fixes one, else the size
+  /// that loses most).
+  uint64_t Before = 0, After = 0, BlockThreads = 0;
+  /// Registers per thread before and after probing.
+  uint64_t RegistersBefore = 0, RegistersAfter = 0;
+  /// The bytes ptxas spilled with the registers capped to keep Before.
+  uint64_t CapSpillBytes = 0;
+
+  bool operator==(const ProbeOccupancy &O) const;
+};
+
 struct KernelInfo {
   std::string Name;
   std::vector<ParamInfo> Params;
@@ -194,6 +215,8 @@ struct KernelInfo {
   std::optional<FusionStrategy> Strategy;
   std::vector<FusedPart> FusedFrom;
   std::vector<ProbeBuffer> Probes;
+  /// Set when probing lowered the kernel's occupancy.
+  std::optional<ProbeOccupancy> Occupancy;
 
   /// Size of the packed parameter buffer (end of the last parameter).
   uint64_t paramBytes() const;
@@ -214,7 +237,7 @@ struct ModuleInfo {
 struct Manifest {
   /// The version writeManifest writes; readers accept OldestVersion to
   /// CurrentVersion (docs/manifest.md, "Versioning").
-  static constexpr int CurrentVersion = 4;
+  static constexpr int CurrentVersion = 5;
   static constexpr int OldestVersion = 1;
   ModuleInfo Module;
   std::vector<KernelInfo> Kernels;

@@ -14,22 +14,38 @@
 
 #include "gpuopt/Runtime/Manifest.h"
 
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace gpuopt::runtime {
+
+/// A module-scope variable that a launcher can fill (cuModuleGetGlobal_v2),
+/// as the PTX declares it.
+struct PTXVariable {
+  std::string Name;
+  /// "const" or "global".
+  std::string Space;
+  /// Its bytes; std::nullopt for an `.extern` or unsized array.
+  std::optional<uint64_t> Bytes;
+};
 
 /// Builds a manifest for the `.entry` kernels of a PTX module. module.path is
 /// Source, module.target the `.target` chip. Per kernel: parameters laid out
 /// with their natural (or `.align`) alignment, kind "pointer" for `.ptr`
 /// parameters and "bytes" for arrays; launch.block from `.reqntid` (else
 /// "runtime"), launch.max_threads from `.maxntid`, launch.grid "runtime",
-/// and launch.dynamic_smem "runtime" when the module declares an
-/// `.extern .shared` array (its size is the launcher's choice), else 0.
+/// and launch.dynamic_smem "runtime" when the kernel names an `.extern
+/// .shared` array of the module, itself or through a device function it
+/// names (its size is the launcher's choice), else 0. With Variables, also
+/// lists the module-scope `.const` and `.global` variables.
 /// Errors read "<Source>:<line>:<col>: error: <what was expected>".
-Expected<Manifest> scanPTX(std::string_view Text, const std::string &Source);
+Expected<Manifest> scanPTX(std::string_view Text, const std::string &Source,
+                           std::vector<PTXVariable> *Variables = nullptr);
 /// Reads a PTX file and scans it.
-Expected<Manifest> scanPTXFile(const std::string &Path);
+Expected<Manifest> scanPTXFile(const std::string &Path,
+                               std::vector<PTXVariable> *Variables = nullptr);
 
 } // namespace gpuopt::runtime
 

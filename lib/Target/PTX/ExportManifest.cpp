@@ -10,6 +10,7 @@
 #include "gpuopt/Target/PTX/ExportPTX.h"
 #include "ptx/IR/PTXSyntax.h"
 
+#include "llvm/ADT/SetVector.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
@@ -27,18 +28,98 @@ static json::Array getDims(ArrayRef<int32_t> dims) {
   return result;
 }
 
+namespace {
+/// The shared memory a kernel and the device functions it calls name.
+struct SharedUse {
+  /// Module-scope `.shared` arrays, in first-use order.
+  llvm::SetVector<Operation *> staticArrays;
+  /// Module-scope `.extern .shared` arrays: the dynamic shared memory.
+  llvm::SetVector<Operation *> dynamicArrays;
+  uint64_t dynamicAlign = 1;
+  /// Function-scope `.shared` variables.
+  uint64_t functionScopeBytes = 0;
+};
+} // namespace
+
+static uint64_t getVariableBytes(StringRef type, std::optional<int64_t> vector,
+                                 ArrayRef<int64_t> dims) {
+  uint64_t bytes = getTypeSize(type) * std::max<int64_t>(1, vector.value_or(1));
+  for (int64_t dim : dims)
+    bytes *= dim;
+  return bytes;
+}
+
+/// Finds the shared memory of `entry` and its callees (as the kernel
+/// analysis does, which this library does not link).
+static SharedUse findSharedUse(EntryOp entry, SymbolTable &symbols) {
+  SharedUse use;
+  llvm::SetVector<Operation *> functions;
+  functions.insert(entry);
+  for (unsigned i = 0; i < functions.size(); ++i) {
+    functions[i]->walk([&](Operation *op) {
+      if (auto var = dyn_cast<VarOp>(op)) {
+        if (var.getSpace() == ".shared")
+          use.functionScopeBytes +=
+              getVariableBytes(var.getType(), var.getVector(), var.getDims());
+        return;
+      }
+      auto inst = dyn_cast<InstOp>(op);
+      if (!inst)
+        return;
+      walkOperandLeaves(inst.getPtxOperandsAttr(), [&](Attribute leaf) {
+        auto ref = dyn_cast<FlatSymbolRefAttr>(leaf);
+        if (!ref)
+          return;
+        Operation *symbol = symbols.lookup(ref.getValue());
+        if (auto func = dyn_cast_or_null<FuncOp>(symbol)) {
+          if (func.hasBody())
+            functions.insert(func);
+          return;
+        }
+        auto global = dyn_cast_or_null<GlobalOp>(symbol);
+        if (!global || global.getSpace() != ".shared")
+          return;
+        if (global.getLinkage() == StringRef(".extern")) {
+          use.dynamicArrays.insert(global);
+          use.dynamicAlign = std::max<uint64_t>(use.dynamicAlign,
+                                                global.getAlign().value_or(1));
+        } else {
+          use.staticArrays.insert(global);
+        }
+      });
+    });
+  }
+  return use;
+}
+
+/// The static shared memory ptxas gives the kernel, as far as the PTX says:
+/// its `.shared` arrays at their alignments, then the padding that aligns
+/// the dynamic array after them (ptxas counts it as static). ptxas may
+/// place or drop arrays otherwise; this is what the opt-in is decided by.
+static uint64_t estimateStaticShared(const SharedUse &use) {
+  uint64_t bytes = 0;
+  for (Operation *op : use.staticArrays) {
+    auto global = cast<GlobalOp>(op);
+    bytes = llvm::alignTo(bytes,
+                          std::max<uint64_t>(1, global.getAlign().value_or(1)));
+    bytes += getVariableBytes(global.getType(), global.getVector(),
+                              global.getDims());
+  }
+  bytes += use.functionScopeBytes;
+  if (!use.dynamicArrays.empty())
+    bytes = llvm::alignTo(bytes, use.dynamicAlign);
+  return bytes;
+}
+
 FailureOr<json::Object> gpuopt::buildLaunchManifest(PTXModuleOp module,
                                                     StringRef modulePath,
                                                     StringRef format) {
-  // A kernel with an `.extern .shared` array needs a dynamic size that only
-  // its launcher knows.
-  bool hasDynamicSmem = false;
-  for (auto global : module.getBodyBlock()->getOps<GlobalOp>())
-    hasDynamicSmem |= global.getSpace() == ".shared" &&
-                      global.getLinkage() == StringRef(".extern");
-
   json::Array kernels;
   bool hasFusion = false, hasProbes = false, hasDynamicProbes = false;
+  bool hasSmemOptin = false;
+  // A probed kernel that keeps its registers at a cost in occupancy.
+  bool hasProbeOccupancy = false;
+  SymbolTable symbols(module);
   for (auto entry : module.getBodyBlock()->getOps<EntryOp>()) {
     if (!entry.hasBody())
       continue;
@@ -77,12 +158,16 @@ FailureOr<json::Object> gpuopt::buildLaunchManifest(PTXModuleOp module,
     }
     json::Object launch;
     auto fusion = entry->getAttrOfType<DictionaryAttr>("gpuopt.fusion");
+    // A kernel that names an `.extern .shared` array (itself or through a
+    // callee) needs a dynamic size that only its launcher knows; the other
+    // kernels of the module need none.
+    SharedUse shared = findSharedUse(entry, symbols);
     if (auto reqntid = entry.getReqntid())
       launch["block"] = getDims(*reqntid);
     else
       launch["block"] = "runtime";
     launch["grid"] = "runtime";
-    if (hasDynamicSmem)
+    if (!shared.dynamicArrays.empty())
       launch["dynamic_smem"] = "runtime";
     else
       launch["dynamic_smem"] = 0;
@@ -105,7 +190,17 @@ FailureOr<json::Object> gpuopt::buildLaunchManifest(PTXModuleOp module,
         return attr ? attr.getInt() : 0;
       };
       launch["grid"] = dims(fusion.get("grid"));
-      launch["dynamic_smem"] = integer(fusion, "dynamic_smem");
+      int64_t dynamicSmem = integer(fusion, "dynamic_smem");
+      launch["dynamic_smem"] = dynamicSmem;
+      // Past 48 KiB of static and dynamic shared memory together the
+      // launcher must opt in, also when the dynamic part alone fits: the
+      // dynamic strategy's ticket makes 1 KiB of static memory (the dynamic
+      // array after it is 1024-aligned).
+      if (dynamicSmem > 0 &&
+          estimateStaticShared(shared) + dynamicSmem > 48 * 1024) {
+        launch["smem_optin"] = true;
+        hasSmemOptin = true;
+      }
       kernel["fusion_strategy"] =
           fusion.getAs<StringAttr>("strategy").getValue().str();
       json::Array parts;
@@ -163,6 +258,16 @@ FailureOr<json::Object> gpuopt::buildLaunchManifest(PTXModuleOp module,
         maps.push_back(std::move(object));
       }
       kernel["probes"] = std::move(maps);
+      // Keeping the occupancy would have made ptxas spill (--probe).
+      if (auto drop =
+              entry->getAttrOfType<DictionaryAttr>("gpuopt.probe_occupancy")) {
+        hasProbeOccupancy = true;
+        json::Object object;
+        for (NamedAttribute field : drop)
+          if (auto value = dyn_cast<IntegerAttr>(field.getValue()))
+            object[field.getName().str()] = value.getInt();
+        kernel["probe_occupancy"] = std::move(object);
+      }
     }
     kernel["launch"] = std::move(launch);
     kernels.push_back(std::move(kernel));
@@ -172,12 +277,14 @@ FailureOr<json::Object> gpuopt::buildLaunchManifest(PTXModuleOp module,
   if (!module.getChip().empty())
     moduleInfo["target"] = module.getChip().str();
   // Version 2 added fusion_strategy and ratio, version 3 the probes'
-  // overflow counter and probe name, version 4 dynamic capacities
-  // (docs/manifest.md).
-  return json::Object{{"manifest_version", hasDynamicProbes ? 4
-                                           : hasProbes      ? 3
-                                           : hasFusion      ? 2
-                                                            : 1},
+  // overflow counter and probe name, version 4 dynamic capacities, version 5
+  // smem_optin and probe_occupancy (docs/manifest.md).
+  bool hasVersion5 = hasSmemOptin || hasProbeOccupancy;
+  return json::Object{{"manifest_version", hasVersion5        ? 5
+                                           : hasDynamicProbes ? 4
+                                           : hasProbes        ? 3
+                                           : hasFusion        ? 2
+                                                              : 1},
                       {"module", std::move(moduleInfo)},
                       {"kernels", std::move(kernels)}};
 }
