@@ -27,8 +27,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "gpuopt/Analysis/KernelAnalysis.h"
+#include "gpuopt/Analysis/KernelLookup.h"
 #include "gpuopt/Support/ProbeSpec.h"
 #include "gpuopt/Target/PTX/ExportPTX.h"
+#include "gpuopt/Transforms/HFuse/FusionModel.h"
 #include "gpuopt/Transforms/Passes.h"
 #include "gpuopt/Transforms/StatementBuilder.h"
 #include "ptx/IR/PTXSyntax.h"
@@ -39,6 +41,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
 
 namespace gpuopt {
@@ -1168,22 +1171,47 @@ void ProbeInserter::emitDynamicSlot(StatementBuilder &sb,
   sb.inst("mov.u32 " + map.count + ", 0");
 }
 
+namespace {
+/// What a memory instruction moves (accessBytes).
+struct AccessSize {
+  /// An integer immediate or a 32-bit register; null when not known.
+  Attribute bytes;
+  /// cp.async's ignore-src predicate (`%p` or `!%p`): when it holds the copy
+  /// reads nothing, so the size is 0.
+  Attribute ignoreSrc;
+};
+} // namespace
+
 /// Bytes a memory instruction moves, when known from its text: the type
-/// size times the vector width (ld, st, atom, red), or its size operand
-/// (cp.async, cp.async.bulk, cp.reduce.async.bulk); null otherwise (TMA
-/// tensor copies, whose size is in the tensor map).
-static Attribute accessBytes(InstOp inst) {
+/// size times the vector width (ld, st, atom, red); the size operand of a
+/// bulk copy (cp.async.bulk, cp.reduce.async.bulk); for cp.async, the bytes
+/// it reads from global memory: src-size when given (the rest of cp-size is
+/// zero-filled: Triton's masked loads pass 0), cp-size otherwise, 0 when its
+/// ignore-src predicate holds. Null otherwise (TMA tensor copies, whose size
+/// is in the tensor map).
+static AccessSize accessBytes(InstOp inst,
+                              function_ref<bool(RegisterAttr)> isPredicate) {
   MLIRContext *ctx = inst.getContext();
   StringRef opcode = inst.getOpcode();
   ArrayAttr operands = inst.getPtxOperandsAttr();
   if (opcode == "cp" || opcode == "cp.async") {
-    if (inst.hasModifier("tensor"))
+    if (inst.hasModifier("tensor") || operands.size() < 3)
       return {};
-    // cp.async[.ca|.cg].shared.global [dst], [src], cp-size[, src-size]
     // cp.async.bulk.<dst>.<src>... [dst], [src], size, ...
-    if (operands.size() >= 3)
-      return operands[2];
-    return {};
+    if (inst.hasModifier("bulk"))
+      return {operands[2], {}};
+    // cp.async.{ca,cg}.shared.global [dst], [src], cp-size
+    //     {, src-size | , ignore-src}{, cache-policy}
+    size_t optional = operands.size() - 3;
+    if (inst.hasModifier("L2::cache_hint") && optional)
+      --optional;
+    if (!optional)
+      return {operands[2], {}};
+    Attribute source = operands[3];
+    auto reg = dyn_cast<RegisterAttr>(source);
+    if (isa<NotAttr>(source) || (reg && isPredicate(reg)))
+      return {operands[2], source};
+    return {source, {}};
   }
   int64_t vector = 1, type = 0;
   for (Attribute m : inst.getModifiers()) {
@@ -1199,16 +1227,17 @@ static Attribute accessBytes(InstOp inst) {
   }
   if (!type)
     return {};
-  return IntImmAttr::get(ctx, type * vector, false);
+  return {IntImmAttr::get(ctx, type * vector, false), {}};
 }
 
 static bool matches(InstOp inst, const InstructionPattern &pattern) {
   if (inst.getOpcode() != pattern.opcode)
     return false;
-  // cp.async's group and mbarrier forms move no data.
+  // cp.async's group and mbarrier forms move no data; a prefetch moves it
+  // into L2 only, for no thread.
   if (inst.getOpcode() == "cp" &&
       llvm::any_of(ArrayRef<StringRef>{"commit_group", "wait_group", "wait_all",
-                                       "mbarrier"},
+                                       "mbarrier", "prefetch"},
                    [&](StringRef m) {
                      return inst.hasModifier(m) &&
                             !llvm::is_contained(pattern.modifiers, m.str());
@@ -1248,6 +1277,25 @@ LogicalResult ProbeInserter::emitInstructionPoints(ArrayRef<InstOp> kernelInsts,
                                                    StatementBuilder &sb) {
   OpBuilder &builder = sb.getBuilder();
   MLIRContext *ctx = root.getContext();
+  // The kernel's predicate registers (`%p<4>` declares %p0 to %p3), for
+  // cp.async's ignore-src operand.
+  SmallVector<RegOp> predicates;
+  if (!kernelInsts.empty())
+    kernelInsts.front()->getParentOfType<EntryOp>().walk([&](RegOp reg) {
+      if (reg.getType() == ".pred")
+        predicates.push_back(reg);
+    });
+  auto isPredicate = [&](RegisterAttr reg) {
+    StringRef name = reg.getBaseName();
+    return llvm::any_of(predicates, [&](RegOp decl) {
+      if (!decl.getCount())
+        return decl.getName() == name;
+      StringRef index = name;
+      unsigned n;
+      return index.consume_front(decl.getName()) &&
+             !index.getAsInteger(10, n) && n < *decl.getCount();
+    });
+  };
   for (size_t site = 0, e = kernelInsts.size(); site < e; ++site) {
     InstOp inst = kernelInsts[site];
     for (const CheckedProbe &probe : probes)
@@ -1260,8 +1308,11 @@ LogicalResult ProbeInserter::emitInstructionPoints(ArrayRef<InstOp> kernelInsts,
           continue;
         NamedValues named;
         named.site = IntImmAttr::get(ctx, site, /*hex=*/false);
+        Attribute ignoreSrc;
         if (uses & kBytes) {
-          named.bytes = accessBytes(inst);
+          AccessSize size = accessBytes(inst, isPredicate);
+          named.bytes = size.bytes;
+          ignoreSrc = size.ignoreSrc;
           if (!named.bytes) {
             inst.emitWarning()
                 << "probe '" << probe.spec.name
@@ -1293,11 +1344,24 @@ LogicalResult ProbeInserter::emitInstructionPoints(ArrayRef<InstOp> kernelInsts,
         std::string opcode = inst.getFullOpcode();
         builder.setInsertionPoint(inst);
         sb.setLoc(inst.getLoc());
-        bool copies = address || isa_and_nonnull<RegisterAttr>(named.bytes);
+        bool copies =
+            address || ignoreSrc || isa_and_nonnull<RegisterAttr>(named.bytes);
         std::optional<ProbeOpInsertion> probeOp;
         if (copies || !point.after)
           probeOp.emplace(builder, inst.getLoc(), "before " + opcode);
-        if (auto reg = dyn_cast_or_null<RegisterAttr>(named.bytes)) {
+        if (ignoreSrc) {
+          // cp-size, or 0 when the predicate says the source is ignored.
+          std::string size, pred;
+          llvm::raw_string_ostream sizeOS(size), predOS(pred);
+          printOperand(named.bytes, sizeOS);
+          auto negated = dyn_cast<NotAttr>(ignoreSrc);
+          printOperand(negated ? negated.getOperand() : ignoreSrc, predOS);
+          sb.inst("selp.u32 %__pr_w32, " +
+                  (negated ? size + ", 0, " : "0, " + size + ", ") + pred);
+          sb.inst("cvt.u64.u32 %__pr_w, %__pr_w32");
+          named.bytes = RegisterAttr::get(ctx, "%__pr_w");
+          named.bytes32 = RegisterAttr::get(ctx, "%__pr_w32");
+        } else if (auto reg = dyn_cast_or_null<RegisterAttr>(named.bytes)) {
           sb.inst("mov.b32 %__pr_w32, " + reg.getName());
           sb.inst("cvt.u64.u32 %__pr_w, " + reg.getName());
           named.bytes = RegisterAttr::get(ctx, "%__pr_w");
@@ -1640,6 +1704,185 @@ static LogicalResult checkWarpSpecialized(EntryOp entry,
   return failure();
 }
 
+/// Warns about each instruction point of a spec file that matches no
+/// instruction of some of `entries`: a misspelt opcode or modifier otherwise
+/// shows only as records that stay zero. Built-in probes list every
+/// instruction they might count, so theirs are not reported.
+static void warnUnmatchedPoints(ArrayRef<EntryOp> entries,
+                                ArrayRef<CheckedProbe> probes) {
+  // Each kernel's own instructions, as emitInstructionPoints sees them.
+  SmallVector<SmallVector<InstOp>> kernelInsts;
+  for (EntryOp entry : entries) {
+    SmallVector<InstOp> &insts = kernelInsts.emplace_back();
+    entry.walk([&](InstOp inst) {
+      if (inst->getParentOfType<EntryOp>() == entry)
+        insts.push_back(inst);
+    });
+  }
+  for (const CheckedProbe &probe : probes) {
+    if (StringRef(probe.spec.file).starts_with("<builtin "))
+      continue;
+    for (const PointSpec &point : probe.spec.points) {
+      if (point.kind != PointKind::Instruction)
+        continue;
+      SmallVector<StringRef> unmatched;
+      for (auto [index, insts] : llvm::enumerate(kernelInsts))
+        if (llvm::none_of(insts, [&](InstOp inst) {
+              return llvm::any_of(point.patterns,
+                                  [&](const InstructionPattern &pattern) {
+                                    return matches(inst, pattern);
+                                  });
+            }))
+          unmatched.push_back(EntryOp(entries[index]).getSymName());
+      if (unmatched.empty())
+        continue;
+      SmallVector<std::string> patterns;
+      for (const InstructionPattern &pattern : point.patterns) {
+        std::string text = pattern.opcode;
+        for (const std::string &m : pattern.modifiers)
+          text += "." + m;
+        patterns.push_back(std::move(text));
+      }
+      InFlightDiagnostic diag = emitWarning(point.loc)
+                                << "probe '" << probe.spec.name << "': point '"
+                                << llvm::join(patterns, ", ")
+                                << "' matches no instruction of ";
+      constexpr size_t kListed = 5;
+      if (unmatched.size() == 1) {
+        diag << "kernel '" << unmatched.front() << "'";
+      } else {
+        diag << unmatched.size() << " kernels (";
+        for (auto [i, name] :
+             llvm::enumerate(ArrayRef(unmatched).take_front(kListed)))
+          diag << (i ? ", '" : "'") << name << "'";
+        if (unmatched.size() > kListed)
+          diag << " and " << unmatched.size() - kListed << " more";
+        diag << ")";
+      }
+      diag << ": a pattern matches the instructions that have its opcode and "
+              "all of its modifiers; check their spelling, or probe only the "
+              "kernels that have such instructions (kernels=)";
+    }
+  }
+}
+
+/// Whether `entry` has the dispatch --hfuse-apply builds: the register
+/// `%__hf_tid` and one top-level scope per part.
+static bool looksFused(EntryOp entry) {
+  if (!entry.hasBody())
+    return false;
+  bool dispatch = false, scopes = false;
+  for (Operation &op : entry.getBody().front()) {
+    if (auto reg = dyn_cast<RegOp>(op))
+      dispatch |= reg.getName() == "%__hf_tid";
+    scopes |= isa<ScopeOp>(op);
+  }
+  return dispatch && scopes;
+}
+
+namespace {
+/// Blocks per SM before and after probing, at the block size where probing
+/// costs the largest share of them (the larger on a tie); `fixed` when the
+/// kernel's `.reqntid` fixes that size.
+struct OccupancyDrop {
+  int64_t threads, before, after;
+  bool fixed;
+};
+} // namespace
+
+/// The block sizes a kernel may be launched with: its `.reqntid`, else each
+/// multiple of 32 up to its `.maxntid` or 1024 (a partial warp takes a
+/// whole warp's registers).
+static SmallVector<int64_t> getLaunchThreads(EntryOp entry) {
+  auto product = [](ArrayRef<int32_t> dims) {
+    int64_t n = 1;
+    for (int32_t d : dims)
+      n *= d;
+    return n;
+  };
+  if (auto reqntid = entry.getReqntid())
+    return {product(*reqntid)};
+  int64_t most = 1024;
+  if (auto maxntid = entry.getMaxntid())
+    most = std::clamp<int64_t>(product(*maxntid), 1, 1024);
+  SmallVector<int64_t> threads;
+  for (int64_t t = 32; t < most; t += 32)
+    threads.push_back(t);
+  threads.push_back(most);
+  return threads;
+}
+
+/// Shared memory per block: ptxas's static count and, in a fused kernel, the
+/// dynamic shared memory fusion gave it. Other kernels' dynamic shared
+/// memory is chosen at launch; counting none is the safe side (more shared
+/// memory per block only leaves registers more room).
+static int64_t getSharedBytes(EntryOp entry, const KernelResources &before) {
+  int64_t shared = before.sharedBytes;
+  if (auto fusion = entry->getAttrOfType<DictionaryAttr>("gpuopt.fusion"))
+    if (auto dynamic = fusion.getAs<IntegerAttr>("dynamic_smem"))
+      shared += dynamic.getInt();
+  return shared;
+}
+
+/// The most registers per thread (up to ptxas's 255) with which the kernel
+/// keeps, for every block size in `threads`, the blocks per SM it has with
+/// `registers`.
+static unsigned getOccupancyRegisters(const hfuse::DeviceLimits &limits,
+                                      ArrayRef<int64_t> threads, int64_t shared,
+                                      unsigned registers) {
+  unsigned most = std::max(registers, 1u);
+  auto keeps = [&](unsigned r) {
+    return llvm::all_of(threads, [&](int64_t t) {
+      return limits.occupancy(t, r, shared) ==
+             limits.occupancy(t, registers, shared);
+    });
+  };
+  while (most < 255 && keeps(most + 1))
+    ++most;
+  return most;
+}
+
+/// The most registers per thread (up to `wanted`) with which every block
+/// size in `threads` that fits an SM with `registers` still fits one, and
+/// the largest size that would not fit with `wanted` (0 if none).
+static std::pair<unsigned, int64_t>
+getLaunchableRegisters(const hfuse::DeviceLimits &limits,
+                       ArrayRef<int64_t> threads, int64_t shared,
+                       unsigned registers, unsigned wanted) {
+  unsigned most = std::max(registers, 1u);
+  auto fits = [&](unsigned r, int64_t t) {
+    return limits.occupancy(t, r, shared) > 0 ||
+           limits.occupancy(t, registers, shared) == 0;
+  };
+  while (most < wanted &&
+         llvm::all_of(threads, [&](int64_t t) { return fits(most + 1, t); }))
+    ++most;
+  int64_t tooLarge = 0;
+  for (int64_t t : threads)
+    if (!fits(wanted, t))
+      tooLarge = std::max(tooLarge, t);
+  return {most, tooLarge};
+}
+
+/// Where `after` registers cost the largest share of the blocks per SM that
+/// `before` registers have; none when they cost none at any block size.
+static std::optional<OccupancyDrop>
+getWorstDrop(const hfuse::DeviceLimits &limits, ArrayRef<int64_t> threads,
+             int64_t shared, unsigned before, unsigned after) {
+  std::optional<OccupancyDrop> worst;
+  bool fixed = threads.size() == 1;
+  for (int64_t t : threads) {
+    int64_t had = limits.occupancy(t, before, shared);
+    int64_t has = limits.occupancy(t, after, shared);
+    // Compares has/had against the worst's after/before.
+    if (has < had && (!worst || has * worst->before <= worst->after * had))
+      worst = OccupancyDrop{t, had, has, false};
+  }
+  if (worst)
+    worst->fixed = fixed;
+  return worst;
+}
+
 namespace {
 /// ptxas's report for each kernel of `module`, by name.
 static FailureOr<llvm::StringMap<KernelResources>>
@@ -1669,6 +1912,63 @@ struct ProbePass : public gpuopt::impl::ProbeBase<ProbePass> {
     return ProbeBase::initializeOptions(options, errorHandler);
   }
 
+  /// The entries `kernels=` names (every entry with a body without it), in
+  /// module order. A name is looked up as --hfuse looks it up; `M::NAME`
+  /// names module M's kernel when M is one of the modules (a demangled
+  /// `ns::kernel` is not split).
+  FailureOr<SmallVector<EntryOp>> selectKernels() {
+    ModuleOp root = getOperation();
+    SmallVector<EntryOp> entries;
+    if (kernels.empty()) {
+      root.walk([&](EntryOp entry) {
+        if (entry.hasBody())
+          entries.push_back(entry);
+      });
+      return entries;
+    }
+    llvm::SmallPtrSet<Operation *, 8> chosen;
+    for (const std::string &name : kernels) {
+      StringRef moduleName, kernelName = name;
+      StringRef prefix, rest;
+      std::tie(prefix, rest) = StringRef(name).split("::");
+      auto isPrefix = [&](PTXModuleOp m) { return m.getSymName() == prefix; };
+      if (!rest.empty() &&
+          llvm::any_of(root.getBody()->getOps<PTXModuleOp>(), isPrefix)) {
+        moduleName = prefix;
+        kernelName = rest;
+      }
+      FailureOr<EntryOp> entry =
+          lookupKernel(root, moduleName, kernelName, root.getLoc());
+      if (failed(entry))
+        return failure();
+      chosen.insert(*entry);
+    }
+    root.walk([&](EntryOp entry) {
+      if (chosen.contains(entry))
+        entries.push_back(entry);
+    });
+    return entries;
+  }
+
+  /// A fused kernel is probed with its parts known (`gpuopt.fusion`, which
+  /// --hfuse writes and gpu-opt's --manifest-in restores). One that has
+  /// --hfuse-apply's dispatch but not the attribute lost it to a PTX file
+  /// in between: its records could not name their part, and the manifest
+  /// written after would lack `fused_from`.
+  LogicalResult checkFusionInfo(EntryOp entry) {
+    if (entry->hasAttr("gpuopt.fusion") || !looksFused(entry))
+      return success();
+    return entry.emitError()
+           << "kernel '" << entry.getSymName()
+           << "' was fused by --hfuse (its body dispatches threads to parts "
+              "through %__hf_tid), but its launch manifest is not loaded: "
+              "the probes' records could not say which part wrote them and "
+              "the new manifest would have no fused_from; give the manifest "
+              "written with it (gpu-opt --manifest-in=FUSED.json), or fuse "
+              "and probe in one call (gpu-opt a.ptx b.ptx --hfuse=... "
+              "--probe=... -o out.ptx --manifest out.json)";
+  }
+
   void runOnOperation() override {
     ModuleOp root = getOperation();
     MLIRContext *ctx = &getContext();
@@ -1688,15 +1988,18 @@ struct ProbePass : public gpuopt::impl::ProbeBase<ProbePass> {
         return signalPassFailure();
       probes.push_back(std::move(*probe));
     }
-    SmallVector<EntryOp> entries;
-    root.walk([&](EntryOp entry) {
-      if (entry.hasBody())
-        entries.push_back(entry);
-    });
+    FailureOr<SmallVector<EntryOp>> selected = selectKernels();
+    if (failed(selected))
+      return signalPassFailure();
+    SmallVector<EntryOp> entries = std::move(*selected);
     if (entries.empty()) {
       emitError(root.getLoc()) << "--probe: no .entry with a body to probe";
       return signalPassFailure();
     }
+    for (EntryOp entry : entries)
+      if (failed(checkFusionInfo(entry)))
+        return signalPassFailure();
+    warnUnmatchedPoints(entries, probes);
     // Each kernel's registers before instrumenting, per module.
     PtxasOptions ptxasOptions;
     ptxasOptions.ptxasPath = ptxas;
@@ -1747,26 +2050,8 @@ struct ProbePass : public gpuopt::impl::ProbeBase<ProbePass> {
       return;
     if (failed(choosePlacements(kernels, probes, ptxasOptions)))
       return signalPassFailure();
-    // Registers are allocated per warp in units of 256, 8 per thread: within
-    // the same multiple of 8 the occupancy is the same for any block size.
-    for (ProbedKernel &kernel : kernels) {
-      EntryOp entry = kernel.entry;
-      StringRef name = entry.getSymName();
-      const KernelResources &before = kernel.before;
-      const KernelResources &after = kernel.resources;
-      if (failed(checkWarpSpecialized(entry, before, after)))
-        continue;
-      unsigned cap = std::max(24u, llvm::alignTo<8>(before.registers));
-      if (after.registers <= cap || entry.getMaxnreg())
-        continue;
-      entry.setMaxnreg(cap);
-      ++numCapped;
-      entry.emitRemark() << "probe: capped '" << name << "' at .maxnreg " << cap
-                         << " (it had " << before.registers
-                         << " registers; instrumented, ptxas used "
-                         << after.registers
-                         << ", which would lower its occupancy)";
-    }
+    if (failed(capRegisters(kernels, ptxasOptions)))
+      return signalPassFailure();
   }
 
   /// A probed kernel: its entry, the exit function it calls (if any), a copy
@@ -1899,6 +2184,144 @@ struct ProbePass : public gpuopt::impl::ProbeBase<ProbePass> {
       kernel.entry->erase();
       kernel.entry = firstEntry;
       kernel.resources = retry.first;
+    }
+    return success();
+  }
+
+  /// Caps each probed kernel whose probes cost it blocks per SM at the most
+  /// registers that keep the original's occupancy, unless that makes ptxas
+  /// spill more than the original did: then the kernel keeps its registers,
+  /// with a warning and a `gpuopt.probe_occupancy` record for the manifest.
+  LogicalResult capRegisters(MutableArrayRef<ProbedKernel> kernels,
+                             const PtxasOptions &ptxasOptions) {
+    hfuse::DeviceLimits limits;
+    struct Cap {
+      ProbedKernel *kernel;
+      unsigned registers;
+      OccupancyDrop drop;
+    };
+    SmallVector<Cap> caps;
+    SmallVector<PTXModuleOp> capped;
+    for (ProbedKernel &kernel : kernels) {
+      EntryOp entry = kernel.entry;
+      const KernelResources &before = kernel.before;
+      const KernelResources &after = kernel.resources;
+      if (failed(checkWarpSpecialized(entry, before, after)) ||
+          entry.getMaxnreg())
+        continue;
+      SmallVector<int64_t> threads = getLaunchThreads(entry);
+      int64_t shared = getSharedBytes(entry, before);
+      unsigned keep =
+          getOccupancyRegisters(limits, threads, shared, before.registers);
+      if (after.registers <= keep)
+        continue;
+      std::optional<OccupancyDrop> drop = getWorstDrop(
+          limits, threads, shared, before.registers, after.registers);
+      if (!drop)
+        continue;
+      entry.setMaxnreg(keep);
+      caps.push_back({&kernel, keep, *drop});
+      auto module = entry->getParentOfType<PTXModuleOp>();
+      if (!llvm::is_contained(capped, module))
+        capped.push_back(module);
+    }
+    // ptxas again, to see whether the caps cost spills.
+    llvm::DenseMap<Operation *, llvm::StringMap<KernelResources>> reports;
+    for (PTXModuleOp module : capped) {
+      FailureOr<llvm::StringMap<KernelResources>> r =
+          getEntryResources(module, ptxasOptions);
+      if (failed(r))
+        return failure();
+      reports[module] = std::move(*r);
+    }
+    auto spills = [](const KernelResources &k) {
+      return k.spillStores + k.spillLoads;
+    };
+    for (Cap &cap : caps) {
+      EntryOp entry = cap.kernel->entry;
+      StringRef name = entry.getSymName();
+      const KernelResources &before = cap.kernel->before;
+      const KernelResources &after = cap.kernel->resources;
+      KernelResources withCap =
+          reports[entry->getParentOfType<PTXModuleOp>()].lookup(name);
+      auto describe = [](const OccupancyDrop &drop) {
+        return llvm::formatv("from {0} to {1} blocks per SM for blocks of {2} "
+                             "threads{3}",
+                             drop.before, drop.after, drop.threads,
+                             drop.fixed ? ""
+                                        : ", the size that loses most without "
+                                          "a .reqntid")
+            .str();
+      };
+      if (spills(withCap) <= spills(before)) {
+        ++numCapped;
+        entry.emitRemark() << "probe: capped '" << name << "' at .maxnreg "
+                           << cap.registers << " (it had " << before.registers
+                           << " registers; instrumented, ptxas used "
+                           << after.registers
+                           << ", which would lower its occupancy "
+                           << describe(cap.drop) << ")";
+        continue;
+      }
+      // Never trade the kernel's speed for spills it did not have, but keep
+      // every block size it could launch with launchable: one that does not
+      // fit an SM at all fails to launch.
+      SmallVector<int64_t> threads = getLaunchThreads(entry);
+      int64_t shared = getSharedBytes(entry, before);
+      auto [fit, tooLarge] = getLaunchableRegisters(
+          limits, threads, shared, before.registers, after.registers);
+      unsigned registers = std::min(after.registers, fit);
+      if (registers < after.registers)
+        entry.setMaxnreg(fit);
+      else
+        entry.setMaxnreg(std::nullopt);
+      std::optional<OccupancyDrop> drop =
+          getWorstDrop(limits, threads, shared, before.registers, registers);
+      if (drop) {
+        Builder b(entry.getContext());
+        entry->setAttr(
+            "gpuopt.probe_occupancy",
+            b.getDictionaryAttr({
+                b.getNamedAttr("before", b.getI64IntegerAttr(drop->before)),
+                b.getNamedAttr("after", b.getI64IntegerAttr(drop->after)),
+                b.getNamedAttr("block_threads",
+                               b.getI64IntegerAttr(drop->threads)),
+                b.getNamedAttr("registers_before",
+                               b.getI64IntegerAttr(before.registers)),
+                b.getNamedAttr("registers_after",
+                               b.getI64IntegerAttr(registers)),
+                b.getNamedAttr("cap_spill_bytes",
+                               b.getI64IntegerAttr(spills(withCap))),
+            }));
+      }
+      std::string spilled = llvm::formatv("ptxas spills {0} bytes (the kernel "
+                                          "spilled {1})",
+                                          spills(withCap), spills(before))
+                                .str();
+      InFlightDiagnostic warning = entry.emitWarning();
+      if (registers == after.registers) {
+        warning << "probe: '" << name << "' keeps the " << after.registers
+                << " registers its probes need (it had " << before.registers
+                << "): capped at .maxnreg " << cap.registers
+                << " to keep its occupancy, " << spilled
+                << ", so its occupancy drops " << describe(*drop);
+      } else {
+        warning << "probe: '" << name << "' needs " << after.registers
+                << " registers once probed (it had " << before.registers
+                << "), too many for blocks of " << tooLarge
+                << " threads to fit an SM: capped at .maxnreg " << fit
+                << " so that they still launch";
+        if (fit == cap.registers)
+          warning << ", which keeps its occupancy, but " << spilled;
+        else
+          warning << ", where ptxas may spill (at .maxnreg " << cap.registers
+                  << ", which keeps its occupancy, " << spilled
+                  << "); its occupancy drops " << describe(*drop);
+      }
+      warning << "; fewer probes at once, or `carry: local` in their specs, "
+                 "need fewer registers";
+      if (drop)
+        warning << " (the manifest's probe_occupancy records the drop)";
     }
     return success();
   }

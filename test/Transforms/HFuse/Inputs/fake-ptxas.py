@@ -4,7 +4,8 @@
 from $FAKE_PTXAS_REGS ("entry=regs,..."; default 32), for a probed kernel from
 $FAKE_PTXAS_PROBED_REGS first, and for one that calls a probe exit function
 from $FAKE_PTXAS_EXIT_FUNCTION_REGS before that; a probed kernel spills the
-bytes $FAKE_PTXAS_PROBED_SPILLS gives it. $FAKE_PTXAS_MODULE_REGS
+bytes $FAKE_PTXAS_PROBED_SPILLS gives it, and one capped with `.maxnreg N`
+those of $FAKE_PTXAS_CAPPED_SPILLS (and at most N registers). $FAKE_PTXAS_MODULE_REGS
 ("text=regs,...") sets the registers of every entry of an input that contains
 the text, before the others (two modules may have kernels of one name). An
 entry named in $FAKE_PTXAS_FAIL makes it fail like ptxas refusing the
@@ -33,6 +34,13 @@ if "__probe_" in text:
     spills = env_map("FAKE_PTXAS_PROBED_SPILLS")
 if ".func __pr_exit_" in text:
     regs.update(env_map("FAKE_PTXAS_EXIT_FUNCTION_REGS"))
+# A probed kernel capped with .maxnreg N: at most N registers, and spills.
+if "__probe_" in text:
+    for name, bytes_ in env_map("FAKE_PTXAS_CAPPED_SPILLS").items():
+        cap = re.search(r"\.entry\s+" + re.escape(name) + r"\([^{]*\.maxnreg\s+(\d+)", text)
+        if cap:
+            regs[name] = str(min(int(regs.get(name, 32)), int(cap.group(1))))
+            spills[name] = bytes_
 # Calls into another module link later: like ptxas, only with -c.
 if re.search(r"\.extern\s+\.func\b", text) and "-c" not in args:
     print("ptxas fatal   : Unresolved extern function")
