@@ -102,7 +102,9 @@ SM_COUNT = 132  # An H100 SXM.
 CHIP = "sm_90a"
 STRATEGIES = ("thread", "interleave", "dynamic", "auto")
 # Kernels that work with any block size (grid-stride loops): the thread
-# strategy may give them another number of threads than their block.
+# strategy may give them another number of threads than their block. Their
+# shared arrays are indexed by thread, so gpu-opt cannot show it: the
+# variants that resize them say resizable=.
 RESIZABLE = {"histogram", "reduce_shfl"}
 # Outputs that depend on the order of float atomics: relative tolerance.
 TOLERANCE = {"reduce_shfl": 1e-5}  # reduce_sum_shfl: atomicAdd f32
@@ -246,13 +248,16 @@ def plan_variants(a, b, specs, profile=None):
             add(f"thread-r{cap}", "thread", maxnreg=cap)
         if a in RESIZABLE and b in RESIZABLE:
             for x, y in ((128, 512), (512, 128), (384, 384)):
-                add(f"thread-{x}-{y}", "thread", threads=[x, y])
+                add(f"thread-{x}-{y}", "thread", threads=[x, y],
+                    resizable=[True, True])
         elif a in RESIZABLE:
             for t in resized_threads(ta, tb):
-                add(f"thread-{t}-{tb}", "thread", threads=[t, tb])
+                add(f"thread-{t}-{tb}", "thread", threads=[t, tb],
+                    resizable=[True, False])
         elif b in RESIZABLE:
             for t in resized_threads(tb, ta):
-                add(f"thread-{ta}-{t}", "thread", threads=[ta, t])
+                add(f"thread-{ta}-{t}", "thread", threads=[ta, t],
+                    resizable=[False, True])
     times = [profile.get(k, {}).get("median_ms") for k in (a, b)]
     per_block = (times[0] / ga, times[1] / gb) if None not in times else (None, None)
     for ratio in interleave_ratios(ga, gb, *per_block):
@@ -280,6 +285,9 @@ def hfuse_option(strategy, spec_a, spec_b, options, name=None, profile_path=None
         parts.append(f"smem={spec_a.get('smem', 0)},{spec_b.get('smem', 0)}")
     if options.get("threads"):
         parts.append("threads={},{}".format(*options["threads"]))
+    if options.get("resizable"):
+        parts.append("resizable=" + ",".join(
+            "true" if r else "false" for r in options["resizable"]))
     if options.get("ratio"):
         parts.append("ratio={},{}".format(*options["ratio"]))
     if options.get("maxnreg"):

@@ -128,10 +128,10 @@ def test_plan_variants():
     assert {x["strategy"] for x in v} == set(fs.STRATEGIES)
     assert "auto" in names and "auto-static" in names
     split = next(x for x in v if x["variant"] == "thread-256-512")
-    assert split["options"] == {"threads": [256, 512]}
+    assert split["options"] == {"threads": [256, 512], "resizable": [False, True]}
     opt = fs.hfuse_option("thread", SPECS["x"], SPECS["histogram"], split["options"], "n")
     assert opt == ("strategy=thread blocks=256,256 grids=1000,1056 smem=0,0 threads=256,512 "
-                   "name=n")
+                   "resizable=false,true name=n")
     opt = fs.hfuse_option("interleave", {"block": [16, 16], "grid": [64, 64]},
                           {**SPECS["x"], "smem": 16}, {"ratio": [1, 3]}, smem=False)
     assert opt == "strategy=interleave blocks=16x16,256 grids=64x64,1000 ratio=1,3"

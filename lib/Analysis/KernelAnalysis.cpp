@@ -7,9 +7,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "gpuopt/Analysis/KernelAnalysis.h"
+#include "ptx/IR/PTXOpcodes.h"
 #include "ptx/IR/PTXSyntax.h"
 
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
 using namespace gpuopt;
@@ -115,6 +118,13 @@ void KernelAnalysis::analyzeInstruction(InstOp inst, bool inDeviceFunction) {
         noteSymbol(sym.getValue());
       }
     });
+
+  // An opcode from a newer PTX ISA than the table: it may access global
+  // memory, and getFusionHazard refuses to reshape the kernel around it.
+  if (!lookupOpcode(opcode)) {
+    unknownOpcodes.insert(opcode);
+    ++numGlobalMemory;
+  }
 
   if (opcode == "ret" || opcode == "exit" || opcode == "trap") {
     ExitUse::Kind kind = opcode == "ret"    ? ExitUse::Kind::Ret
@@ -254,6 +264,13 @@ std::string KernelAnalysis::getFusionHazard() const {
              "which a counted barrier of its part would wait for";
   if (indirectCalls)
     return "it makes indirect calls, whose targets cannot be analysed";
+  if (!unknownOpcodes.empty())
+    return ("it uses '" + unknownOpcodes.front() +
+            "', an instruction missing from gpu-opt's opcode table (newer "
+            "PTX ISA), which may synchronise or depend on the block shape; "
+            "to fuse it, add the opcode with its effects to "
+            "dialects/ptx/IR/PTXOpcodes.cpp")
+        .str();
   // The CUDA runtime's device-side system calls neither read the thread's
   // position nor wait at barriers; any other body lives in another module
   // (separate compilation) and may do both.
@@ -267,4 +284,282 @@ std::string KernelAnalysis::getFusionHazard() const {
         .str();
   }
   return "";
+}
+
+//===----------------------------------------------------------------------===//
+// Resizability
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// What a register's value may be computed from: the thread index, the
+/// block size, a thread index stepped by a block- or grid-stride loop.
+enum Derivation : uint8_t { FromTid = 1, FromNtid = 2, FromStride = 4 };
+
+/// Registers by name, per function, with what their values may be computed
+/// from: flow-insensitive (any write counts), through arithmetic. A value
+/// loaded from global or shared memory does not derive from its address (it
+/// is data); one loaded from local memory, a call's result and a device
+/// function's argument may derive from anything.
+class RegisterDerivations {
+public:
+  explicit RegisterDerivations(ArrayRef<InstOp> insts) : insts(insts) {
+    propagate();
+  }
+
+  /// Marks the register `index` written by `inst` as `bits` too, and what is
+  /// computed from it.
+  void seed(InstOp inst, RegisterAttr index, uint8_t bits) {
+    derivations[{getFunction(inst), index.getBaseName()}] |= bits;
+    propagate();
+  }
+
+  void propagate() {
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (InstOp inst : insts) {
+        std::optional<unsigned> written = getWrittenOperand(inst);
+        if (!written)
+          continue;
+        uint8_t from = 0;
+        ArrayAttr operands = inst.getPtxOperands();
+        if (loadsAnything(inst))
+          from = FromTid | FromNtid;
+        for (auto [i, operand] : llvm::enumerate(operands))
+          if (i != *written && !isa<AddressAttr>(operand))
+            walkOperandLeaves(operand,
+                              [&](Attribute leaf) { from |= get(inst, leaf); });
+        if (!from)
+          continue;
+        walkOperandLeaves(operands[*written], [&](Attribute leaf) {
+          if (auto reg = dyn_cast<RegisterAttr>(leaf)) {
+            uint8_t &bits = derivations[{getFunction(inst), reg.getBaseName()}];
+            changed |= (bits | from) != bits;
+            bits |= from;
+          }
+        });
+      }
+    }
+  }
+
+  /// What `leaf`, an operand of `inst`, may be computed from.
+  uint8_t get(InstOp inst, Attribute leaf) const {
+    if (auto sreg = dyn_cast<SpecialRegisterAttr>(leaf)) {
+      StringRef name = sreg.getName();
+      return name.starts_with("%tid")    ? FromTid
+             : name.starts_with("%ntid") ? FromNtid
+                                         : 0;
+    }
+    if (auto reg = dyn_cast<RegisterAttr>(leaf))
+      return derivations.lookup({getFunction(inst), reg.getBaseName()});
+    return 0;
+  }
+
+  /// The operand `inst` writes: its first, when that is a register (or a
+  /// vector or pair of them) and the instruction is not one that reads it.
+  static std::optional<unsigned> getWrittenOperand(InstOp inst) {
+    ArrayAttr operands = inst.getPtxOperands();
+    if (operands.empty() ||
+        !isa<RegisterAttr, VectorAttr, PairAttr>(operands[0]))
+      return std::nullopt;
+    if (llvm::is_contained({"bar", "barrier", "bra", "brx", "call", "st", "red",
+                            "nanosleep", "setmaxnreg", "pmevent"},
+                           inst.getOpcode()))
+      return std::nullopt;
+    return 0;
+  }
+
+private:
+  /// Loads from local memory (values kept on the stack), and of `.param`
+  /// outside the kernel's own parameters: a call's results (`ld.param
+  /// [retval0]` in its `{ }` call sequence) and a device function's
+  /// arguments.
+  static bool loadsAnything(InstOp inst) {
+    if (inst.getOpcode() != "ld")
+      return false;
+    StringRef space = inst.getStateSpace();
+    return space == "local" ||
+           (space == "param" && (inst->getParentOfType<ScopeOp>() ||
+                                 inst->getParentOfType<FuncOp>()));
+  }
+
+  static Operation *getFunction(InstOp inst) {
+    Operation *op = inst;
+    while (op && !isa<EntryOp, FuncOp>(op))
+      op = op->getParentOp();
+    return op;
+  }
+
+  ArrayRef<InstOp> insts;
+  llvm::DenseMap<std::pair<Operation *, StringRef>, uint8_t> derivations;
+};
+} // namespace
+
+std::optional<ResizeBlocker> KernelAnalysis::getResizeBlocker() const {
+  if (requiredBlock)
+    return ResizeBlocker{
+        entry, "its .reqntid fixes the block at " +
+                   llvm::formatv("{0}x{1}x{2}", (*requiredBlock)[0],
+                                 (*requiredBlock)[1], (*requiredBlock)[2])
+                       .str()};
+  SmallVector<InstOp> insts;
+  entry->walk([&](InstOp inst) { insts.push_back(inst); });
+  for (FuncOp callee : callees)
+    callee->walk([&](InstOp inst) { insts.push_back(inst); });
+
+  // An opcode the table does not know may do anything with the block.
+  if (!unknownOpcodes.empty())
+    for (InstOp inst : insts)
+      if (inst.getOpcode() == unknownOpcodes.front())
+        return ResizeBlocker{inst,
+                             "'" + inst.getOpcode().str() +
+                                 "' is not in gpu-opt's opcode table: "
+                                 "what it does with the block is unknown"};
+
+  llvm::StringMap<InstOp> firstRead;
+  for (InstOp inst : insts)
+    for (Attribute operand : inst.getPtxOperands())
+      walkOperandLeaves(operand, [&](Attribute leaf) {
+        if (auto sreg = dyn_cast<SpecialRegisterAttr>(leaf))
+          firstRead.try_emplace(sreg.getName().drop_front(), inst);
+      });
+  for (StringRef name : {"tid.y", "tid.z", "ntid.y", "ntid.z"})
+    if (InstOp inst = firstRead.lookup(name))
+      return ResizeBlocker{inst, ("it reads %" + name +
+                                  ", but a resized block is 1-D: its "
+                                  "threads would no longer differ in " +
+                                  name.take_back())
+                                     .str()};
+
+  for (BarrierUse barrier : barriers)
+    if (barrier.countOperand >= 0)
+      return ResizeBlocker{
+          barrier.op,
+          "'" + barrier.op.getFullOpcode() + "' waits for " +
+              (barrier.count ? std::to_string(*barrier.count) + " threads"
+                             : std::string("a thread count in a register")) +
+              ", a count tied to the block the kernel was written for"};
+  if (!mbarriers.empty())
+    return ResizeBlocker{mbarriers.front().op,
+                         "'mbarrier.init' sets an arrival count, which may "
+                         "be tied to the block the kernel was written for"};
+
+  // A warp collective that names only some lanes assumes how the block's
+  // threads fill its warps.
+  for (InstOp inst : insts) {
+    StringRef opcode = inst.getOpcode();
+    ArrayAttr operands = inst.getPtxOperands();
+    std::optional<int64_t> mask;
+    if (operands.empty() || !inst.hasModifier("sync"))
+      continue;
+    if (llvm::is_contained({"shfl", "vote", "match", "redux", "elect"}, opcode))
+      mask = getImmediate(operands[operands.size() - 1]);
+    else if (opcode == "bar" && inst.hasModifier("warp"))
+      mask = getImmediate(operands[0]);
+    if (mask && uint32_t(*mask) != 0xffffffffu)
+      return ResizeBlocker{
+          inst, llvm::formatv("'{0}' takes the lanes {1:x8} of a warp only, "
+                              "which assumes how the block fills its warps",
+                              inst.getFullOpcode(), uint32_t(*mask))
+                    .str()};
+  }
+
+  InstOp tidRead = firstRead.lookup("tid.x");
+  RegisterDerivations derived(insts);
+  for (InstOp inst : insts) {
+    if (!inst.getStateSpace().starts_with("shared"))
+      continue;
+    for (Attribute operand : inst.getPtxOperands()) {
+      auto addr = dyn_cast<AddressAttr>(operand);
+      if (addr && (derived.get(inst, addr.getBase()) & FromTid))
+        return ResizeBlocker{
+            inst, "'" + inst.getFullOpcode() +
+                      "' indexes shared memory by the thread index, and "
+                      "shared arrays are sized for the block the kernel was "
+                      "written for"};
+    }
+  }
+  if (tidRead && (staticSharedBytes || !dynamicShared.empty()))
+    return ResizeBlocker{
+        tidRead, "it reads %tid.x and uses shared memory, which may be sized "
+                 "for the block the kernel was written for"};
+  if (!tidRead)
+    return ResizeBlocker{
+        entry, "it never reads %tid.x: every thread of a block does the same "
+               "work, so the thread count changes how often it is done"};
+  if (!firstRead.count("ntid.x"))
+    return ResizeBlocker{tidRead,
+                         "it reads %tid.x but never %ntid.x (blockDim.x): its "
+                         "indexing assumes the block it was written for"};
+
+  // Block- and grid-stride loops: a thread index stepped by a value computed
+  // from %ntid.x (`add %r10, %r10, %r3`, %r3 = %ntid.x * %nctaid.x).
+  bool strided = false;
+  for (InstOp inst : insts) {
+    if (!llvm::is_contained({"add", "sub", "mad"}, inst.getOpcode()))
+      continue;
+    std::optional<unsigned> written =
+        RegisterDerivations::getWrittenOperand(inst);
+    ArrayAttr operands = inst.getPtxOperands();
+    auto index =
+        written ? dyn_cast<RegisterAttr>(operands[*written]) : RegisterAttr();
+    if (!index || !(derived.get(inst, index) & FromTid))
+      continue;
+    bool carried = false;
+    uint8_t step = 0;
+    for (auto [i, operand] : llvm::enumerate(operands)) {
+      if (i == *written)
+        continue;
+      auto reg = dyn_cast<RegisterAttr>(operand);
+      if (reg && reg.getBaseName() == index.getBaseName())
+        carried = true;
+      else
+        step |= derived.get(inst, operand);
+    }
+    if (carried && (step & FromNtid)) {
+      derived.seed(inst, index, FromStride);
+      strided = true;
+    }
+  }
+  if (!strided)
+    return ResizeBlocker{
+        tidRead, "no loop steps a thread index by %ntid.x (a block- or "
+                 "grid-stride loop): each thread handles fixed elements, so "
+                 "another block size covers other elements"};
+
+  // Outside such loops, memory is reached, and values are stored, as the
+  // block size decides: one result per thread at `out[blockIdx.x *
+  // blockDim.x + threadIdx.x]`, or per block at `out[blockIdx.x]` (a
+  // reduction's partial sums, whose float order also follows the block).
+  auto outsideLoop = [](InstOp inst, StringRef what) {
+    return ResizeBlocker{inst, "'" + inst.getFullOpcode() + "' " + what.str() +
+                                   " outside a block- or grid-stride loop, "
+                                   "so another block size gives other "
+                                   "results"};
+  };
+  for (InstOp inst : insts) {
+    StringRef space = inst.getStateSpace();
+    bool writes = llvm::is_contained({"st", "atom", "red"}, inst.getOpcode());
+    std::optional<unsigned> written =
+        RegisterDerivations::getWrittenOperand(inst);
+    for (auto [i, operand] : llvm::enumerate(inst.getPtxOperands())) {
+      if (auto addr = dyn_cast<AddressAttr>(operand)) {
+        uint8_t from = derived.get(inst, addr.getBase());
+        if (from & FromStride)
+          continue;
+        if (writes && (space.empty() || space == "global"))
+          return outsideLoop(inst, "writes memory");
+        if (from & FromTid)
+          return outsideLoop(inst, "addresses memory by the thread index");
+        continue;
+      }
+      uint8_t from = 0;
+      if (writes && i != written)
+        walkOperandLeaves(
+            operand, [&](Attribute leaf) { from |= derived.get(inst, leaf); });
+      if (from && !(from & FromStride))
+        return outsideLoop(inst, "stores a value computed from the thread "
+                                 "index or the block size");
+    }
+  }
+  return std::nullopt;
 }

@@ -155,6 +155,8 @@ void printAnalysis(const KernelAnalysis &a, llvm::raw_ostream &os) {
     features.push_back("dynamic parallelism");
   if (a.usesTMA())
     features.push_back("TMA");
+  for (StringRef opcode : a.getUnknownOpcodes())
+    features.push_back(("unknown instruction '" + opcode + "'").str());
   printList(os, "features", features,
             [](llvm::raw_ostream &os, const std::string &f) { os << f; });
 
@@ -163,6 +165,16 @@ void printAnalysis(const KernelAnalysis &a, llvm::raw_ostream &os) {
      << a.getTensorInstructionCount() << "\n";
   std::string hazard = a.getFusionHazard();
   os << "  fusion hazard: " << (hazard.empty() ? "none" : hazard) << "\n";
+  // Whether a thread split may give it a 1-D block of another size.
+  os << "  resizable: ";
+  if (std::optional<ResizeBlocker> blocker = a.getResizeBlocker()) {
+    os << "no: " << blocker->reason;
+    if (auto loc = blocker->op->getLoc()->findInstanceOf<FileLineColLoc>())
+      os << " (line " << loc.getLine() << ")";
+  } else {
+    os << "yes";
+  }
+  os << "\n";
 }
 
 struct PrintKernelAnalysisPass

@@ -95,6 +95,34 @@ private:
 FailureOr<std::array<int64_t, 3>>
 ConfigParser::parseDims(const Field &field, ArrayRef<int64_t> maxDims) {
   std::array<int64_t, 3> dims = {1, 1, 1};
+  // `16x4` and `64x128x2`, as on the command line (`blocks=16x4`).
+  if (isPlainScalar(field.value) &&
+      StringRef(field.value.Scalar()).contains('x')) {
+    StringRef text = StringRef(field.value.Scalar()).trim();
+    auto invalid = [&] {
+      emitError(getLoc(field))
+          << "'" << field.key
+          << "' must be an integer, XxY or XxYxZ (as 16x4), or a list of 1 "
+             "to 3 integers, not '"
+          << text << "'";
+      return failure();
+    };
+    SmallVector<StringRef, 3> parts;
+    text.split(parts, 'x');
+    if (parts.size() > 3)
+      return invalid();
+    for (auto [i, part] : llvm::enumerate(parts)) {
+      if (part.trim().getAsInteger(10, dims[i]))
+        return invalid();
+      if (dims[i] < 1 || dims[i] > maxDims[i]) {
+        emitError(getLoc(field)) << "'" << field.key << "' dimension "
+                                 << "xyz"[i] << " must be between 1 and "
+                                 << maxDims[i] << ", not " << dims[i];
+        return failure();
+      }
+    }
+    return dims;
+  }
   if (field.value.IsScalar()) {
     FailureOr<int64_t> x = parseInt(field, 1, maxDims[0]);
     if (failed(x))
@@ -106,8 +134,8 @@ ConfigParser::parseDims(const Field &field, ArrayRef<int64_t> maxDims) {
       field.value.size() > 3)
     return emitError(getLoc(field))
                << "'" << field.key
-               << "' must be an integer or a list of 1 to 3 integers "
-                  "([x], [x, y] or [x, y, z]), not "
+               << "' must be an integer, XxY or XxYxZ (as 16x4), or a list "
+                  "of 1 to 3 integers ([x], [x, y] or [x, y, z]), not "
                << (field.value.IsSequence()
                        ? "a list of " + std::to_string(field.value.size())
                        : describeKind(field.value).str()),
@@ -181,6 +209,8 @@ LogicalResult ConfigParser::parseKernel(const YAML::Node &node,
       });
   if (failed(result))
     return failure();
+  if (auto it = locs.find("threads"); it != locs.end())
+    kernel.threadsLoc = it->second;
   return checkKernel(kernel, node, strategy, locs);
 }
 
@@ -221,14 +251,8 @@ LogicalResult ConfigParser::checkKernel(const KernelConfig &kernel,
                  << "'threads' must be a multiple of 32 (whole warps), not "
                  << threads << ": try " << llvm::alignTo(threads, 32),
              failure();
-    if (blockThreads && threads != *blockThreads && !kernel.resizable)
-      return emitError(loc)
-                 << "'threads: " << threads << "' differs from the kernel's "
-                 << "block of " << *blockThreads << " threads: write "
-                 << "'threads: " << *blockThreads << "', or add 'resizable: "
-                 << "true' if the kernel is grid-stride code that works with "
-                 << "any 1-D block size",
-             failure();
+    // Whether a split other than the block is safe is the kernel
+    // analysis's to decide (or the user's, with `resizable: true`).
   }
   if (kernel.ratio && strategy == Strategy::Thread)
     return emitError(locs.at("ratio"))

@@ -27,6 +27,7 @@
 
 #include "gpuopt/InitAll.h"
 #include "gpuopt/Target/PTX/ExportPTX.h"
+#include "gpuopt/Target/PTX/ImportManifest.h"
 #include "gpuopt/Target/PTX/ImportPTX.h"
 #include "gpuopt/Tools/ToolSupport.h"
 #include "gpuopt/Transforms/Passes.h"
@@ -82,6 +83,37 @@ static cl::opt<std::string> manifestFilename(
     cl::desc("With PTX or cubin output to a file: also write the launch "
              "manifest (docs/manifest.md) of the exported module"),
     cl::value_desc("filename"));
+static cl::list<std::string> manifestInFilenames(
+    "manifest-in",
+    cl::desc("The launch manifest written with a PTX input (by --manifest): "
+             "restores what the PTX does not say, which kernels a fused "
+             "kernel was fused from, for --probe and --manifest"),
+    cl::value_desc("filename"));
+
+/// LLVM's libraries register hundreds of options (code generation for every
+/// target, profiling, Polly) when they are loaded, none of which reaches
+/// anything gpu-opt does. Called before MLIR's options are registered, this
+/// hides all of them but gpu-opt's own and --help, --version and --color, so
+/// that --help lists gpu-opt's, MLIR's and the passes' options; --help-hidden
+/// still lists everything.
+static void hideLibraryOptions() {
+  const cl::Option *own[] = {&outputFilename,
+                             &emitKind,
+                             &moduleName,
+                             &manifestFilename,
+                             std::addressof(manifestInFilenames),
+                             &ptxasOptions.chip,
+                             &ptxasOptions.ptxasPath,
+                             std::addressof(ptxasOptions.extraArgs)};
+  auto isGeneric = [](const cl::OptionCategory *category) {
+    return category->getName() == "Generic Options" ||
+           category->getName() == "Color Options";
+  };
+  for (auto &[name, option] : cl::getRegisteredOptions())
+    if (!llvm::is_contained(own, option) &&
+        llvm::none_of(option->Categories, isGeneric))
+      option->setHiddenFlag(cl::Hidden);
+}
 
 /// --emit, else --emit-bytecode, else the output file's extension.
 static Emit getEmitKind(const MlirOptMainConfig &config) {
@@ -203,6 +235,29 @@ loadInputs(const std::shared_ptr<llvm::SourceMgr> &sourceMgr,
   return OwningOpRef<Operation *>(module.release());
 }
 
+/// Restores from each --manifest-in what its PTX input does not carry.
+static LogicalResult importManifests(Operation *root, TimingScope &timing) {
+  if (manifestInFilenames.empty())
+    return success();
+  TimingScope manifestTiming = timing.nest("import manifests");
+  auto module = dyn_cast<ModuleOp>(root);
+  if (!module)
+    return root->emitError("--manifest-in needs a builtin module of "
+                           "ptx.modules, not '")
+           << root->getName() << "'";
+  for (const std::string &file : manifestInFilenames) {
+    std::string errorMessage;
+    std::unique_ptr<llvm::MemoryBuffer> buffer =
+        openInputFile(file, &errorMessage);
+    if (!buffer)
+      return emitError(UnknownLoc::get(root->getContext()))
+             << "--manifest-in: " << errorMessage;
+    if (failed(gpuopt::importLaunchManifest(module, *buffer)))
+      return failure();
+  }
+  return success();
+}
+
 /// Writes `root` as MLIR text or bytecode, or exports one of its ptx.modules
 /// as PTX or cubin (and its manifest, with --manifest).
 static LogicalResult emitResult(Operation *root, Emit emit,
@@ -255,7 +310,7 @@ static LogicalResult compile(const std::shared_ptr<llvm::SourceMgr> &sourceMgr,
   FallbackAsmResourceMap resources;
   OwningOpRef<Operation *> root =
       loadInputs(sourceMgr, context, config, resources, timing);
-  if (!root)
+  if (!root || failed(importManifests(root.get(), timing)))
     return failure();
 
   // Everything runs on one thread, where attribute uniquing is cheaper
@@ -314,6 +369,7 @@ runOneProcess(std::vector<std::unique_ptr<llvm::MemoryBuffer>> inputs,
 
 int main(int argc, char **argv) {
   llvm::InitLLVM y(argc, argv);
+  hideLibraryOptions();
   DialectRegistry registry;
   gpuopt::registerAllDialects(registry);
   registerTransformsPasses();
@@ -341,8 +397,12 @@ int main(int argc, char **argv) {
   if (inputFilenames.empty())
     inputFilenames.push_back("-");
   Emit emit = getEmitKind(config);
+  std::vector<std::string> allInputs(inputFilenames.begin(),
+                                     inputFilenames.end());
+  allInputs.insert(allInputs.end(), manifestInFilenames.begin(),
+                   manifestInFilenames.end());
   if (failed(checkOptions(emit, config)) ||
-      gpuopt::outputOverwritesInput(inputFilenames,
+      gpuopt::outputOverwritesInput(allInputs,
                                     {outputFilename, manifestFilename}))
     return 1;
 
@@ -362,6 +422,11 @@ int main(int argc, char **argv) {
   std::string result, manifest;
   if (inputs.size() == 1 && !anyPTX &&
       (emit == Emit::MLIR || emit == Emit::Bytecode)) {
+    if (!manifestInFilenames.empty()) {
+      llvm::errs() << "error: --manifest-in goes with PTX input, or with PTX "
+                      "or cubin output\n";
+      return 1;
+    }
     config.emitBytecode(emit == Emit::Bytecode);
     llvm::raw_string_ostream os(result);
     if (failed(MlirOptMain(os, std::move(inputs.front()), registry, config)))

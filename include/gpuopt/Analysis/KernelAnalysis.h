@@ -62,6 +62,13 @@ struct ExitUse {
   bool inDeviceFunction = false;
 };
 
+/// Why a kernel may compute something else in a 1-D block of another size:
+/// the instruction (or the entry) that shows it, and the reason.
+struct ResizeBlocker {
+  mlir::Operation *op;
+  std::string reason;
+};
+
 class KernelAnalysis {
 public:
   explicit KernelAnalysis(mlir::Operation *entryOp);
@@ -128,6 +135,12 @@ public:
   bool usesGridSync() const { return gridSync; }
   bool usesDynamicParallelism() const { return dynamicParallelism; }
   bool usesTMA() const { return tma; }
+  /// Opcodes missing from the opcode table (newer PTX), in first-use order.
+  /// Each may touch memory, synchronise or branch: each counts as a global
+  /// memory instruction and makes the kernel a fusion hazard.
+  llvm::ArrayRef<llvm::StringRef> getUnknownOpcodes() const {
+    return unknownOpcodes.getArrayRef();
+  }
 
   /// Static instruction counts, for cost models.
   unsigned getInstructionCount() const { return numInstructions; }
@@ -137,8 +150,19 @@ public:
   /// The first reason this kernel cannot be split by thread ranges or run
   /// in a block of another shape, or "" (grid sync, clusters, dynamic
   /// parallelism, `%warpid`/`%nwarpid`, register barrier ids, `exit` in a
-  /// device function, indirect calls).
+  /// device function, indirect calls, opcodes gpu-opt does not know).
   std::string getFusionHazard() const;
+
+  /// Whether a thread split may run this kernel in a 1-D block of another
+  /// size over the same grid: std::nullopt when its results provably depend
+  /// on the block only through `%ntid.x` (grid- or block-stride loops over
+  /// global memory), else the first reason they may not (`.reqntid`, y/z
+  /// thread indices, counted barriers, mbarrier arrival counts, partial warp
+  /// masks, shared memory with thread indexing, no `%ntid.x`, no loop that
+  /// steps a thread index by it, thread-indexed addresses or stored values
+  /// outside such loops). Conservative: what cannot be shown is a blocker.
+  std::optional<ResizeBlocker> getResizeBlocker() const;
+  bool isResizable() const { return !getResizeBlocker(); }
 
 private:
   void analyzeFunction(mlir::Operation *function, bool isEntry);
@@ -162,6 +186,7 @@ private:
   bool warpgroup = false, clusters = false, gridSync = false,
        dynamicParallelism = false, tma = false;
   llvm::SmallVector<ptx::InstOp> setmaxnreg;
+  llvm::SetVector<llvm::StringRef> unknownOpcodes;
   unsigned numInstructions = 0, numGlobalMemory = 0, numTensor = 0;
 };
 

@@ -10,7 +10,7 @@
 //   kernels:
 //     - name: ethash_like_search
 //       module: ethash_like
-//       block: 128            # or [128], [x, y], [x, y, z]
+//       block: 128            # or 16x4, 8x8x4, [128], [x, y], [x, y, z]
 //       grid: 8192
 //       ratio: 1
 //     - name: blake2b_512
@@ -67,17 +67,23 @@ struct KernelConfig {
   std::string name;
   /// The input module (file stem) the entry comes from; empty: any.
   std::string module;
-  /// Block shape, for a kernel without `.reqntid`; unwritten dimensions are 1.
+  /// Block shape, for a kernel without `.reqntid`, written `128`, `16x4`,
+  /// `8x8x4` or as a list `[16, 4]`; unwritten dimensions are 1.
   std::optional<std::array<int64_t, 3>> block;
   /// Grid shape; unwritten dimensions are 1.
   std::optional<std::array<int64_t, 3>> grid;
   /// Bytes of dynamic shared memory per block.
   std::optional<int64_t> dynamicSmem;
-  /// The kernel is grid-stride code that is correct for any 1-D block size.
+  /// The user's word that the kernel is correct with any 1-D block size,
+  /// for a kernel the kernel analysis cannot show resizable (fusion then
+  /// resizes it with a warning).
   bool resizable = false;
   /// Thread strategy: the threads of the fused block given to this kernel.
-  /// A multiple of 32; other than the block size only when `resizable`.
+  /// A multiple of 32; other than the block size only for a kernel the
+  /// kernel analysis shows resizable, or one marked `resizable`.
   std::optional<int64_t> threads;
+  /// Where `threads` is written, for the pass's refusal of a resize.
+  std::optional<mlir::Location> threadsLoc;
   /// Interleave and dynamic strategies: this kernel's blocks per period.
   std::optional<int64_t> ratio;
   /// Measured time of the kernel alone (a profile), in milliseconds.

@@ -17,8 +17,9 @@ defvar HFuseOptions = [
     Option<"strategy", "strategy", "std::string", /*default=*/"\"auto\"",
            "thread, interleave, dynamic or auto">,
     ListOption<"kernels", "kernels", "std::string",
-               "Kernels to fuse, in order (module::kernel or kernel); "
-               "default: every .entry">,
+               "Kernels to fuse, in order, each by its symbol, its function "
+               "name without parameters (demangled) or its base name, "
+               "optionally as MODULE::NAME; default: every .entry">,
     ListOption<"blocks", "blocks", "std::string",
                "Block shape of each kernel (256, 16x16); needed without "
                ".reqntid">,
@@ -29,12 +30,17 @@ defvar HFuseOptions = [
     ListOption<"threads", "threads", "int64_t",
                "Thread split: each kernel's threads (only resizable kernels "
                "may differ from their block)">,
+    ListOption<"resizable", "resizable", "std::string",
+               "Each kernel: true if it is correct with any 1-D block size "
+               "where the kernel analysis cannot show it (a thread split may "
+               "then resize it, with a warning), else false">,
     ListOption<"ratio", "ratio", "int64_t",
                "Interleave/dynamic: each kernel's blocks per period">,
     Option<"maxnreg", "maxnreg", "int64_t", /*default=*/"-1",
            "Register cap of the fused kernel (0: none; -1: choose)">,
     Option<"name", "name", "std::string", /*default=*/"\"\"",
-           "Name of the fused kernel">,
+           "Name of the fused .entry and of its ptx.module (default: the "
+           "kernels' function names joined by '_', then '_fused')">,
     Option<"profile", "profile", "std::string", /*default=*/"\"\"",
            "gpu-run --json report with each kernel's time alone">,
     Option<"chip", "chip", "std::string", /*default=*/"\"\"",
@@ -64,7 +70,18 @@ def HFusePlan : Pass<"hfuse-plan", "mlir::ModuleOp"> {
     (`profile=`, a `gpu-run --json` report). The plan is written as the
     `gpuopt.hfuse` attribute of the builtin module, and a remark explains it.
     When every candidate is predicted to be slower than running the kernels
-    apart, the pass fails with that explanation.
+    apart, the pass fails with that explanation. Without a profile the model
+    compares waves instead of times, and warns that its choice is a guess.
+    A named strategy skips the model, but ptxas (when there is one) still
+    assembles the fused kernel, and a plan it rejects is refused with the
+    registers each kernel needs and what the fused block leaves them.
+
+    `kernels=` and the config name kernels by their symbol or by the name
+    they were written with (`tile_kernel` for `_Z11tile_kernelPfPKfi`);
+    `name=` names the fused kernel (default: those names joined, then
+    `_fused`). Errors about an option are located at
+    `--hfuse-plan option 'NAME':1:COLUMN`, the column counting into the
+    option's value.
 
     Before:
     ```mlir
@@ -79,7 +96,7 @@ def HFusePlan : Pass<"hfuse-plan", "mlir::ModuleOp"> {
     ```
     After `--hfuse-plan="strategy=thread grids=1024,512"`:
     ```mlir
-    module attributes {gpuopt.hfuse = {name = "ka_kb", strategy = "thread",
+    module attributes {gpuopt.hfuse = {name = "ka_kb_fused", strategy = "thread",
         parts = [{kernel = "ka", module = "a", block = array<i64: 128, 1, 1>,
                   grid = array<i64: 1024, 1, 1>, ratio = 1 : i64},
                  {kernel = "kb", module = "b", block = array<i64: 64, 1, 1>,
@@ -162,7 +179,12 @@ def Probe : Pass<"probe", "mlir::ModuleOp"> {
     a `ptx.probe` op, whose verifier proves that the kernel's registers,
     memory and control flow are left as they were (and which prints inline).
     The entry's `gpuopt.probes` attribute becomes the manifest's `probes`.
-    docs/probes.md has the spec format.
+    `kernels=` picks the entries to probe (`--probe="specs=block_sched
+    kernels=softmax_forward_kernel7"`); the others stay as they were. A
+    fused kernel (`gpuopt.fusion`, from `--hfuse` in the same call or
+    restored by gpu-opt's `--manifest-in`) gets a `part` field in every
+    record; one that only looks fused is refused. docs/probes.md has the
+    spec format.
 
     Before (`--probe=block_sched`):
     ```mlir
@@ -215,6 +237,11 @@ def Probe : Pass<"probe", "mlir::ModuleOp"> {
   let options = [
     ListOption<"specs", "specs", "std::string",
                "Probe specs: built-in names or YAML files">,
+    ListOption<"kernels", "kernels", "std::string",
+               "Probe only these kernels (default: every .entry), named as "
+               "--hfuse names them: the mangled symbol, the function name "
+               "without its parameters, or MODULE::NAME; the others are "
+               "left unchanged">,
     Option<"keepOccupancy", "keep-occupancy", "bool", /*default=*/"true",
            "Ask ptxas for the registers of each kernel before and after; "
            "when the probe would take it into a coarser register "

@@ -55,6 +55,13 @@ int64_t DeviceLimits::occupancy(int64_t threads, int64_t registers,
       0, std::min({byRegisters, byThreads, byShared, blocksPerSM}));
 }
 
+int64_t DeviceLimits::maxRegistersPerThread(int64_t threads) const {
+  int64_t warps = std::max<int64_t>(llvm::divideCeil(threads, 32), 1);
+  // A warp's registers come in units of 256, 8 per thread.
+  int64_t perWarp = registersPerSM / warps / 256 * 256;
+  return std::min<int64_t>(255, perWarp / 32);
+}
+
 std::string Candidate::describe() const {
   std::string text;
   llvm::raw_string_ostream os(text);
@@ -242,6 +249,48 @@ struct Resources {
   bool known = false;
 };
 
+/// Why ptxas may reject a fused kernel that it accepts in parts: one block
+/// must fit in an SM's registers, so a larger fused block (or a register cap)
+/// leaves each thread fewer registers than a part needs alone. Names the
+/// parts over the limit, and the limit; empty when none is.
+std::string describeRegisterShortfall(const FusionPlan &plan,
+                                      ArrayRef<int64_t> aloneRegisters,
+                                      int64_t blockThreads) {
+  DeviceLimits limits;
+  int64_t blockCap = limits.maxRegistersPerThread(blockThreads);
+  int64_t cap = plan.maxnreg ? std::min(blockCap, plan.maxnreg) : blockCap;
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  for (auto [part, registers] : llvm::zip(plan.parts, aloneRegisters)) {
+    if (registers <= cap)
+      continue;
+    os << (text.empty() ? "" : ", ") << "kernel '" << part.kernel << "' needs "
+       << registers << " registers per thread alone";
+  }
+  if (text.empty())
+    return text;
+  if (cap < blockCap)
+    os << ", more than the register cap of " << cap << " (maxnreg)";
+  else
+    os << ", and a block of " << blockThreads << " threads can have at most "
+       << cap << " per thread (" << limits.registersPerSM
+       << " registers per SM, allocated per warp)";
+  return text;
+}
+
+/// What to change when the fused kernel needs more registers than it may
+/// have.
+std::string suggestFewerRegisters(const FusionPlan &plan) {
+  if (plan.maxnreg)
+    return "raise or drop the register cap (maxnreg=)";
+  if (plan.strategy == FusionStrategy::Thread)
+    return "give the parts fewer threads (threads= for resizable kernels), "
+           "or use strategy=interleave or dynamic, whose block is the "
+           "largest part's";
+  return "fuse the kernel with one whose block is no larger than its own, "
+         "or run them apart";
+}
+
 /// ptxas's report for `entryName` in `module`; unknown when ptxas fails.
 Resources queryResources(PTXModuleOp module, StringRef entryName,
                          const ModelOptions &options, std::string &error) {
@@ -277,7 +326,7 @@ hfuse::evaluateCandidates(ModuleOp root, const FusionPlan &base,
                           const ModelOptions &options) {
   DeviceLimits limits;
   MLIRContext *ctx = root.getContext();
-  Location loc = root.getLoc();
+  Location loc = options.loc.value_or(root.getLoc());
 
   // Each kernel alone.
   std::vector<KernelAnalysis> analyses;
@@ -289,6 +338,7 @@ hfuse::evaluateCandidates(ModuleOp root, const FusionPlan &base,
   }
   SmallVector<KernelKind> kinds;
   SmallVector<AloneKernel> alone;
+  SmallVector<int64_t> aloneRegisters;
   std::string ptxasError;
   for (auto [part, analysis, profile] :
        llvm::zip(base.parts, analyses, profiles)) {
@@ -299,6 +349,7 @@ hfuse::evaluateCandidates(ModuleOp root, const FusionPlan &base,
                                "report of '"
                             << part.kernel << "': " << ptxasError,
              failure();
+    aloneRegisters.push_back(res.registers);
     int64_t smem = res.sharedBytes + std::max<int64_t>(part.dynamicSmem, 0);
     AloneKernel &kernel = alone.emplace_back();
     kernel.blocksPerSM =
@@ -319,6 +370,9 @@ hfuse::evaluateCandidates(ModuleOp root, const FusionPlan &base,
           kernel.sweep.push_back({double(blocks), ms});
     kinds.push_back(classify(analysis));
   }
+  // Times and waves do not mix: the caller gives every kernel a time or none.
+  bool timed = llvm::all_of(
+      profiles, [](const KernelProfile &p) { return p.timeMs > 0; });
   double gamma = overlapPenalty(kinds);
   double baseline = 0, longestAlone = 0;
   for (const AloneKernel &kernel : alone) {
@@ -370,6 +424,7 @@ hfuse::evaluateCandidates(ModuleOp root, const FusionPlan &base,
     Candidate candidate;
     candidate.plan = plan;
     candidate.baselineMs = baseline;
+    candidate.unit = timed ? "ms" : "waves";
     // Build it on a copy; refusals become the candidate's reason.
     OwningOpRef<ModuleOp> copy = root.clone();
     std::string refusal;
@@ -390,19 +445,22 @@ hfuse::evaluateCandidates(ModuleOp root, const FusionPlan &base,
       candidate.reason = refusal;
       return candidate;
     }
-    std::string error;
-    Resources res = queryResources(*fused, plan.name, options, error);
-    if (!res.known) {
-      candidate.feasible = false;
-      candidate.reason = "ptxas: " + error;
-      return candidate;
-    }
     ThreadLayout layout;
     {
       SmallVector<const KernelAnalysis *> ptrs;
       for (KernelAnalysis &a : analyses)
         ptrs.push_back(&a);
       layout = layoutThreads(plan, ptrs);
+    }
+    std::string error;
+    Resources res = queryResources(*fused, plan.name, options, error);
+    if (!res.known) {
+      candidate.feasible = false;
+      std::string shortfall =
+          describeRegisterShortfall(plan, aloneRegisters, layout.blockThreads);
+      candidate.reason =
+          (shortfall.empty() ? "" : shortfall + "; ") + "ptxas: " + error;
+      return candidate;
     }
     int64_t dynamicSmem = 0;
     for (const PartPlan &part : plan.parts) {
@@ -500,6 +558,62 @@ hfuse::evaluateCandidates(ModuleOp root, const FusionPlan &base,
   return candidates;
 }
 
+FailureOr<bool> hfuse::checkPlanWithPtxas(ModuleOp root, const FusionPlan &plan,
+                                          const ModelOptions &options,
+                                          Location loc) {
+  PtxasOptions ptxasOptions;
+  ptxasOptions.ptxasPath = options.ptxas;
+  ptxasOptions.chip = options.chip;
+  if (!findPtxas(ptxasOptions))
+    return false;
+  std::vector<KernelAnalysis> analyses;
+  SmallVector<const KernelAnalysis *> analysisPtrs;
+  for (const PartPlan &part : plan.parts) {
+    FailureOr<EntryOp> entry = findPartKernel(root, part, loc);
+    if (failed(entry))
+      return failure();
+    analyses.emplace_back(*entry);
+  }
+  for (const KernelAnalysis &analysis : analyses)
+    analysisPtrs.push_back(&analysis);
+  OwningOpRef<ModuleOp> copy = root.clone();
+  FailureOr<PTXModuleOp> fused = buildFusedKernel(*copy, plan);
+  if (failed(fused))
+    return failure();
+  std::string error;
+  if (queryResources(*fused, plan.name, options, error).known)
+    return true;
+
+  // ptxas rejects the fused kernel. Unless it rejects a part alone too, the
+  // fusion is to blame: say by how many registers.
+  SmallVector<int64_t> aloneRegisters;
+  for (auto [part, analysis] : llvm::zip(plan.parts, analyses)) {
+    std::string partError;
+    Resources res =
+        queryResources(analysis.getModule(), part.kernel, options, partError);
+    if (!res.known) {
+      emitWarning(loc) << "hfuse: ptxas rejects kernel '" << part.kernel
+                       << "' alone, so the fused kernel '" << plan.name
+                       << "' was not checked: " << partError;
+      return false;
+    }
+    aloneRegisters.push_back(res.registers);
+  }
+  int64_t blockThreads = layoutThreads(plan, analysisPtrs).blockThreads;
+  std::string shortfall =
+      describeRegisterShortfall(plan, aloneRegisters, blockThreads);
+  InFlightDiagnostic diag = emitError(loc)
+                            << "cannot fuse into '" << plan.name << "' by "
+                            << stringifyFusionStrategy(plan.strategy)
+                            << " strategy: ptxas rejects the fused kernel";
+  if (shortfall.empty())
+    diag << ", although it accepts each kernel alone";
+  else
+    diag << ": " << shortfall << "; " << suggestFewerRegisters(plan);
+  diag.attachNote() << error;
+  return failure();
+}
+
 LogicalResult hfuse::writeCandidates(ArrayRef<Candidate> candidates,
                                      StringRef path, Location loc) {
   llvm::json::Array array;
@@ -520,6 +634,7 @@ LogicalResult hfuse::writeCandidates(ArrayRef<Candidate> candidates,
     if (c.feasible) {
       object["predicted"] = c.predictedMs;
       object["apart"] = c.baselineMs;
+      object["unit"] = c.unit;
       object["registers"] = c.registers;
       object["spill_bytes"] = c.spillBytes;
       object["shared_bytes"] = c.sharedBytes;

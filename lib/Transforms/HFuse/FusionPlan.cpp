@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "gpuopt/Transforms/HFuse/FusionPlan.h"
+#include "gpuopt/Analysis/KernelLookup.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
@@ -138,28 +139,7 @@ ThreadLayout hfuse::layoutThreads(const FusionPlan &plan,
 
 FailureOr<EntryOp> hfuse::findPartKernel(ModuleOp root, const PartPlan &part,
                                          Location loc) {
-  EntryOp found;
-  unsigned matches = 0;
-  for (auto module : root.getBody()->getOps<PTXModuleOp>()) {
-    if (!part.module.empty() && module.getSymName() != part.module)
-      continue;
-    for (auto entry : module.getBodyBlock()->getOps<EntryOp>())
-      if (entry.getSymName() == part.kernel && entry.hasBody()) {
-        found = entry;
-        ++matches;
-      }
-  }
-  if (matches == 1)
-    return found;
-  InFlightDiagnostic diag = emitError(loc);
-  if (matches == 0)
-    diag << "no kernel '" << part.kernel << "'"
-         << (part.module.empty() ? "" : " in module '" + part.module + "'");
-  else
-    diag << "kernel '" << part.kernel
-         << "' is defined in several modules: name the module (module: in "
-            "the config, or module::kernel)";
-  return failure();
+  return lookupKernel(root, part.module, part.kernel, loc);
 }
 
 static std::string formatDims(const Dim3 &d) {
@@ -222,11 +202,18 @@ LogicalResult hfuse::checkFusionPlan(ModuleOp root, const FusionPlan &plan,
     if (auto req = analysis.getRequiredBlock(); req && *req != part.block)
       return refuse("its .reqntid is " + formatDims(*req) +
                     " but the plan gives the block " + formatDims(part.block));
+    // `.maxntid` bounds the number of threads, not each dimension: nvcc
+    // writes `__launch_bounds__(256)` as `.maxntid 256, 1, 1` for kernels
+    // launched with 16x16 blocks.
     if (auto max = analysis.getMaxBlock()) {
-      if (part.block[0] > (*max)[0] || part.block[1] > (*max)[1] ||
-          part.block[2] > (*max)[2])
-        return refuse("its .maxntid is " + formatDims(*max) +
-                      ", smaller than the block " + formatDims(part.block));
+      int64_t maxThreads = (*max)[0] * (*max)[1] * (*max)[2];
+      if (part.getThreads() > maxThreads)
+        return refuse("its .maxntid allows at most " + Twine(maxThreads) +
+                      " threads per block, fewer than the " +
+                      Twine(part.getThreads()) + " of the block " +
+                      formatDims(part.block) +
+                      "; give the block it is launched with (blocks= option, "
+                      "or block: in the config)");
     }
     if (part.getThreads() > 1024)
       return refuse("its block has " + Twine(part.getThreads()) +

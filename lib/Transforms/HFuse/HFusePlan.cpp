@@ -13,12 +13,15 @@
 #include "gpuopt/Transforms/HFuse/FusionPlan.h"
 #include "gpuopt/Transforms/Passes.h"
 
+#include "gpuopt/Analysis/KernelLookup.h"
 #include "gpuopt/Support/FusionConfig.h"
 #include "gpuopt/Target/PTX/ExportPTX.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -66,6 +69,10 @@ struct KernelRequest {
   /// From profile=: blocks per SM alone and the occupancy sweep.
   int64_t blocksPerSM = 0;
   std::vector<std::pair<int64_t, double>> sweep;
+  /// The entry's symbol, which a profile may name instead of `kernel`.
+  std::string symbol;
+  /// Where threads= gives this kernel's split, when it does.
+  std::optional<Location> threadsLoc;
 };
 
 struct HFusePlanPass : public gpuopt::impl::HFusePlanBase<HFusePlanPass> {
@@ -77,6 +84,26 @@ private:
                                std::string &strategyName, int64_t &cap,
                                std::string &fusedName);
   LogicalResult readProfile(SmallVectorImpl<KernelRequest> &requests);
+  /// Where the fused kernel is asked for: the config, the kernels= option,
+  /// or the first kernel. Notes about the fusion as a whole point here.
+  std::optional<Location> fusionLoc;
+  /// Pass options have no source location: errors about one are located at
+  /// `--hfuse-plan option 'NAME':1:COLUMN`, the column counting into the
+  /// option's value as given.
+  Location getOptionLoc(StringRef option, unsigned column = 1) {
+    return FileLineColLoc::get(
+        &getContext(),
+        ("--" + getArgument() + " option '" + option + "'").str(), 1, column);
+  }
+  /// The column of list item `index` in a list option's value.
+  template <typename Range>
+  static unsigned getItemColumn(const Range &values, size_t index) {
+    unsigned column = 1;
+    for (const auto &value :
+         llvm::make_range(values.begin(), std::next(values.begin(), index)))
+      column += llvm::formatv("{0}", value).str().size() + 1;
+    return column;
+  }
 };
 
 } // namespace
@@ -87,6 +114,7 @@ HFusePlanPass::gatherRequests(SmallVectorImpl<KernelRequest> &requests,
                               std::string &fusedName) {
   ModuleOp root = getOperation();
   Location loc = root.getLoc();
+  std::optional<Location> configLoc;
   strategyName = strategy;
   cap = maxnreg;
   fusedName = name;
@@ -94,6 +122,7 @@ HFusePlanPass::gatherRequests(SmallVectorImpl<KernelRequest> &requests,
     FailureOr<FusionConfig> parsed = readFusionConfig(config, &getContext());
     if (failed(parsed))
       return failure();
+    configLoc = parsed->loc;
     strategyName = stringifyStrategy(parsed->strategy).str();
     if (parsed->maxnreg)
       cap = *parsed->maxnreg;
@@ -103,18 +132,26 @@ HFusePlanPass::gatherRequests(SmallVectorImpl<KernelRequest> &requests,
       KernelRequest request{k.module,      k.name,    k.block, k.grid,
                             k.dynamicSmem, k.threads, k.ratio, k.timeMs,
                             k.resizable,   k.loc};
+      request.threadsLoc = k.threadsLoc;
       requests.push_back(request);
     }
   } else if (!kernels.empty()) {
-    for (const std::string &k : kernels) {
-      KernelRequest request{"", "", {}, {}, {}, {}, {}, {}, false, loc};
-      auto [module, kernel] = StringRef(k).rsplit("::");
-      if (kernel.empty())
-        request.kernel = module.str();
-      else {
+    auto isModule = [&](StringRef name) {
+      return llvm::any_of(
+          root.getBody()->getOps<PTXModuleOp>(),
+          [&](PTXModuleOp module) { return module.getSymName() == name; });
+    };
+    for (auto [i, k] : llvm::enumerate(kernels)) {
+      Location itemLoc = getOptionLoc("kernels", getItemColumn(kernels, i));
+      KernelRequest request{"", "", {}, {}, {}, {}, {}, {}, false, itemLoc};
+      // `module::kernel`, unless what precedes `::` is no module: a
+      // demangled name's namespace (`ops::scale`).
+      auto [module, kernel] = StringRef(k).split("::");
+      if (!kernel.empty() && isModule(module))
         request.module = module.str();
-        request.kernel = kernel.str();
-      }
+      else
+        kernel = k;
+      request.kernel = kernel.str();
       requests.push_back(request);
     }
   } else {
@@ -132,6 +169,13 @@ HFusePlanPass::gatherRequests(SmallVectorImpl<KernelRequest> &requests,
                                            false,
                                            entry.getLoc()});
   }
+  if (!config.empty())
+    loc = *configLoc;
+  else if (!kernels.empty())
+    loc = getOptionLoc("kernels");
+  else if (!requests.empty() && isa<UnknownLoc>(loc))
+    loc = requests.front().loc;
+  fusionLoc = loc;
   if (requests.size() < 2)
     return emitError(loc) << "horizontal fusion needs at least two kernels; "
                           << "found " << requests.size()
@@ -139,8 +183,9 @@ HFusePlanPass::gatherRequests(SmallVectorImpl<KernelRequest> &requests,
   // Options fill in what the config left out, kernel by kernel.
   auto checkCount = [&](size_t count, StringRef option) {
     if (count && count != requests.size())
-      return emitError(loc) << "'" << option << "' lists " << count
-                            << " values for " << requests.size() << " kernels",
+      return emitError(getOptionLoc(option))
+                 << "'" << option << "' lists " << count << " values for "
+                 << requests.size() << " kernels",
              failure();
     return success();
   };
@@ -148,26 +193,45 @@ HFusePlanPass::gatherRequests(SmallVectorImpl<KernelRequest> &requests,
       failed(checkCount(grids.size(), "grids")) ||
       failed(checkCount(smem.size(), "smem")) ||
       failed(checkCount(threads.size(), "threads")) ||
-      failed(checkCount(ratio.size(), "ratio")))
+      failed(checkCount(ratio.size(), "ratio")) ||
+      failed(checkCount(resizable.size(), "resizable")))
     return failure();
   for (auto [i, request] : llvm::enumerate(requests)) {
     if (!blocks.empty()) {
       request.block = parseDims(blocks[i]);
       if (!request.block)
-        return emitError(loc) << "invalid block shape '" << blocks[i]
-                              << "' (expected X, XxY or XxYxZ)";
+        return emitError(getOptionLoc("blocks", getItemColumn(blocks, i)))
+               << "invalid block shape '" << blocks[i]
+               << "' (expected X, XxY or XxYxZ)";
     }
     if (!grids.empty()) {
       request.grid = parseDims(grids[i]);
       if (!request.grid)
-        return emitError(loc) << "invalid grid '" << grids[i]
-                              << "' (expected X, XxY or XxYxZ)";
+        return emitError(getOptionLoc("grids", getItemColumn(grids, i)))
+               << "invalid grid '" << grids[i]
+               << "' (expected X, XxY or XxYxZ)";
     }
     if (!smem.empty())
       request.dynamicSmem = smem[i];
+    // threads= alone resizes only what the kernel analysis proves
+    // resizable; resizable= is the user's word for the rest.
     if (!threads.empty()) {
       request.threads = threads[i];
-      request.resizable = true;
+      request.threadsLoc = getOptionLoc("threads", getItemColumn(threads, i));
+    }
+    if (!resizable.empty()) {
+      std::optional<bool> value =
+          llvm::StringSwitch<std::optional<bool>>(resizable[i])
+              .Case("true", true)
+              .Case("1", true)
+              .Case("false", false)
+              .Case("0", false)
+              .Default(std::nullopt);
+      if (!value)
+        return emitError(getOptionLoc("resizable", getItemColumn(resizable, i)))
+               << "'resizable' takes true or false per kernel, not '"
+               << resizable[i] << "'";
+      request.resizable = *value;
     }
     if (!ratio.empty())
       request.ratio = ratio[i];
@@ -182,7 +246,7 @@ LogicalResult
 HFusePlanPass::readProfile(SmallVectorImpl<KernelRequest> &requests) {
   if (profile.empty())
     return success();
-  Location loc = getOperation().getLoc();
+  Location loc = getOptionLoc("profile");
   auto buffer = llvm::MemoryBuffer::getFile(profile);
   if (!buffer)
     return emitError(loc) << "cannot read profile '" << profile
@@ -207,8 +271,11 @@ HFusePlanPass::readProfile(SmallVectorImpl<KernelRequest> &requests) {
         continue;
       std::optional<StringRef> label = object->getString("label");
       std::optional<StringRef> kernel = object->getString("kernel");
-      if (label != StringRef(request.kernel) &&
-          kernel != StringRef(request.kernel))
+      auto names = [&](std::optional<StringRef> name) {
+        return name == StringRef(request.kernel) ||
+               name == StringRef(request.symbol);
+      };
+      if (!names(label) && !names(kernel))
         continue;
       found = true;
       if (!request.timeMs)
@@ -263,11 +330,20 @@ static SmallVector<int64_t> fitRatio(ArrayRef<int64_t> blocks) {
 void HFusePlanPass::runOnOperation() {
   ModuleOp root = getOperation();
   Location loc = root.getLoc();
-  SmallVector<KernelRequest> requests;
+  SmallVector<KernelRequest, 2> requests;
   std::string strategyName, fusedName;
   int64_t cap = -1;
-  if (failed(gatherRequests(requests, strategyName, cap, fusedName)) ||
-      failed(readProfile(requests)))
+  if (failed(gatherRequests(requests, strategyName, cap, fusedName)))
+    return signalPassFailure();
+  // A profile may name a kernel by its symbol.
+  for (KernelRequest &request : requests) {
+    FailureOr<EntryOp> entry =
+        lookupKernel(root, request.module, request.kernel, request.loc);
+    if (failed(entry))
+      return signalPassFailure();
+    request.symbol = entry->getSymName().str();
+  }
+  if (failed(readProfile(requests)))
     return signalPassFailure();
 
   // The base plan: block shapes from the requests or `.reqntid`.
@@ -276,7 +352,11 @@ void HFusePlanPass::runOnOperation() {
   // Remarks point at the first kernel: a module built from PTX files has no
   // location of its own.
   Location remarkLoc = loc;
-  SmallVector<bool> resizable;
+  // Per kernel: whether auto may try other splits, why it may not be
+  // resizable, and its own thread count (0: unknown).
+  SmallVector<bool> mayResize;
+  SmallVector<std::optional<ResizeBlocker>> resizeBlockers;
+  SmallVector<int64_t> ownThreads;
   for (KernelRequest &request : requests) {
     PartPlan part;
     part.module = request.module;
@@ -284,7 +364,9 @@ void HFusePlanPass::runOnOperation() {
     FailureOr<EntryOp> entry = findPartKernel(root, part, request.loc);
     if (failed(entry))
       return signalPassFailure();
+    // The plan names the entry by its symbol, whatever name the user gave.
     part.module = (*entry)->getParentOfType<PTXModuleOp>().getSymName().str();
+    part.kernel = entry->getSymName().str();
     if (base.parts.empty() && isa<UnknownLoc>(loc))
       remarkLoc = entry->getLoc();
     KernelAnalysis analysis(*entry);
@@ -292,12 +374,30 @@ void HFusePlanPass::runOnOperation() {
       part.block = *request.block;
     else if (auto required = analysis.getRequiredBlock())
       part.block = *required;
+    std::optional<ResizeBlocker> blocker = analysis.getResizeBlocker();
+    ownThreads.push_back(part.getThreads());
     if (request.threads && *request.threads != part.getThreads()) {
-      if (!request.resizable) {
-        emitError(request.loc)
-            << "kernel '" << part.kernel << "': a split of " << *request.threads
-            << " threads differs from its block " << formatDims(part.block)
-            << "; mark it resizable if it works with any block size";
+      if (blocker && !request.resizable) {
+        InFlightDiagnostic diag =
+            emitError(request.threadsLoc.value_or(request.loc))
+            << "kernel '" << part.kernel << "' cannot be given "
+            << *request.threads << " threads ";
+        if (part.getThreads())
+          diag << "instead of its block " << formatDims(part.block);
+        else
+          diag << "without its block (no .reqntid, no blocks=)";
+        StringRef threadsKey = config.empty() ? "threads=" : "threads: ";
+        diag << ": " << blocker->reason << "; give ";
+        if (part.getThreads())
+          diag << threadsKey << part.getThreads() << " (its block)";
+        else
+          diag << "its block (" << (config.empty() ? "blocks=" : "block:")
+               << ") and as many threads";
+        diag << ", or mark it resizable (resizable: true in the config, or "
+                "resizable= on the command line) if it is correct with any "
+                "1-D block size";
+        diag.attachNote(blocker->op->getLoc())
+            << "why '" << part.kernel << "' may not be resizable";
         return signalPassFailure();
       }
       part.block = {*request.threads, 1, 1};
@@ -308,11 +408,42 @@ void HFusePlanPass::runOnOperation() {
     if (request.ratio)
       part.ratio = *request.ratio;
     base.parts.push_back(part);
-    resizable.push_back(request.resizable);
+    // strategy=auto tries other splits for kernels given threads= or
+    // marked resizable.
+    mayResize.push_back((request.threads || request.resizable) &&
+                        (!blocker || request.resizable));
+    resizeBlockers.push_back(std::move(blocker));
   }
+  // A kernel resized on the user's word alone may compute something else.
+  auto warnUnprovenResize = [&](const FusionPlan &plan) {
+    for (auto [i, part] : llvm::enumerate(plan.parts)) {
+      if (!resizeBlockers[i] || part.getThreads() == ownThreads[i])
+        continue;
+      InFlightDiagnostic diag =
+          emitWarning(requests[i].threadsLoc.value_or(requests[i].loc))
+          << "kernel '" << part.kernel << "' runs with " << part.getThreads()
+          << " threads";
+      if (ownThreads[i])
+        diag << " instead of " << ownThreads[i];
+      diag << " because it is marked resizable, but gpu-opt cannot show "
+              "that it is: "
+           << resizeBlockers[i]->reason
+           << "; if it depends on its block size, the fused kernel computes "
+              "wrong results";
+      diag.attachNote(resizeBlockers[i]->op->getLoc())
+          << "why '" << part.kernel << "' may not be resizable";
+    }
+  };
   if (base.name.empty()) {
-    for (const PartPlan &part : base.parts)
-      base.name += (base.name.empty() ? "" : "_") + part.kernel;
+    // From the names the kernels were written with, not their mangled
+    // symbols: `tile_kernel_ops__scale_fused`.
+    for (const PartPlan &part : base.parts) {
+      std::string kernelName = getDemangledKernelName(part.kernel);
+      for (char &c : kernelName)
+        if (!llvm::isAlnum(c) && c != '_' && c != '$')
+          c = '_';
+      base.name += (base.name.empty() ? "" : "_") + kernelName;
+    }
     base.name += "_fused";
   }
   bool ratiosGiven = llvm::all_of(
@@ -327,27 +458,60 @@ void HFusePlanPass::runOnOperation() {
       part.ratio = r;
   }
 
+  ModelOptions modelOptions;
+  modelOptions.chip = chip;
+  modelOptions.ptxas = ptxas;
+  modelOptions.loc = fusionLoc;
   if (strategyName != "auto") {
     std::optional<FusionStrategy> chosen = parseFusionStrategy(strategyName);
     if (!chosen) {
-      emitError(loc) << "unknown fusion strategy '" << strategyName
-                     << "' (expected thread, interleave, dynamic or auto)";
+      emitError(getOptionLoc("strategy"))
+          << "unknown fusion strategy '" << strategyName
+          << "' (expected thread, interleave, dynamic or auto)";
       return signalPassFailure();
     }
     base.strategy = *chosen;
     base.maxnreg = std::max<int64_t>(cap, 0);
-    if (failed(checkFusionPlan(root, base, loc)))
+    if (failed(checkFusionPlan(root, base, *fusionLoc)))
       return signalPassFailure();
+    // The model would have found out that ptxas rejects the fused kernel
+    // (too many registers for its block); a named strategy must too.
+    FailureOr<bool> checked =
+        checkPlanWithPtxas(root, base, modelOptions, *fusionLoc);
+    if (failed(checked))
+      return signalPassFailure();
+    warnUnprovenResize(base);
     root->setAttr(kPlanAttrName, base.toAttr(&getContext()));
-    emitRemark(remarkLoc) << "hfuse: " << stringifyFusionStrategy(base.strategy)
-                          << " strategy as requested";
+    InFlightDiagnostic remark =
+        emitRemark(remarkLoc)
+        << "hfuse: " << stringifyFusionStrategy(base.strategy)
+        << " strategy as requested";
+    if (!*checked)
+      remark << "; not checked with ptxas, which may find that the fused "
+                "block leaves too few registers";
     return;
   }
 
-  // strategy=auto: evaluate every candidate with the model.
-  ModelOptions modelOptions;
-  modelOptions.chip = chip;
-  modelOptions.ptxas = ptxas;
+  // strategy=auto: evaluate every candidate with the model, in times when
+  // every kernel has one, else in waves.
+  size_t timed = llvm::count_if(
+      requests, [](const KernelRequest &r) { return r.timeMs.has_value(); });
+  if (timed && timed < requests.size()) {
+    const KernelRequest &untimed = *llvm::find_if(
+        requests, [](const KernelRequest &r) { return !r.timeMs; });
+    emitError(untimed.loc)
+        << "kernel '" << untimed.kernel
+        << "' has no time alone while other kernels have one: the model "
+           "compares times, so give every kernel's (time_ms: in the config, "
+           "or profile=) or none";
+    return signalPassFailure();
+  }
+  if (!timed)
+    emitWarning(remarkLoc)
+        << "hfuse: no profile: the model compares the kernels' numbers of "
+           "waves instead of their times, so the choice is a guess; give "
+           "profile=, a report of `gpu-run --spec KERNELS.json --json "
+           "profile.json --occupancy-sweep` (docs/fusion.md, \"Profiles\")";
   SmallVector<KernelProfile> profiles;
   for (const KernelRequest &request : requests) {
     KernelProfile &p = profiles.emplace_back();
@@ -356,7 +520,7 @@ void HFusePlanPass::runOnOperation() {
     p.sweep = request.sweep;
   }
   FailureOr<std::vector<Candidate>> candidates =
-      evaluateCandidates(root, base, resizable, profiles, cap, modelOptions);
+      evaluateCandidates(root, base, mayResize, profiles, cap, modelOptions);
   if (failed(candidates))
     return signalPassFailure();
   numCandidates += candidates->size();
@@ -380,17 +544,20 @@ void HFusePlanPass::runOnOperation() {
         << "hfuse: not fusing: no candidate is predicted to be "
         << llvm::formatv("{0:f0}", minGain * 100)
         << "% faster than running the kernels apart (best: " << best->describe()
-        << ", " << llvm::formatv("{0:f3}", best->predictedMs) << " vs apart "
-        << llvm::formatv("{0:f3}", best->baselineMs)
-        << " in model units); pass strategy=thread, interleave or "
-           "dynamic to fuse anyway";
+        << ", predicted " << llvm::formatv("{0:f3}", best->predictedMs) << " "
+        << best->unit << " vs " << llvm::formatv("{0:f3}", best->baselineMs)
+        << " " << best->unit
+        << " apart); pass strategy=thread, interleave or dynamic to fuse "
+           "anyway";
     return signalPassFailure();
   }
+  warnUnprovenResize(best->plan);
   root->setAttr(kPlanAttrName, best->plan.toAttr(&getContext()));
   emitRemark(remarkLoc) << "hfuse: chose " << best->describe() << ": predicted "
-                        << llvm::formatv("{0:f3}", best->predictedMs) << " vs "
-                        << llvm::formatv("{0:f3}", best->baselineMs)
-                        << " apart ("
+                        << llvm::formatv("{0:f3}", best->predictedMs) << " "
+                        << best->unit << " vs "
+                        << llvm::formatv("{0:f3}", best->baselineMs) << " "
+                        << best->unit << " apart ("
                         << llvm::formatv("{0:f2}",
                                          best->baselineMs / best->predictedMs)
                         << "x); " << best->explanation << "; "
@@ -411,6 +578,7 @@ struct HFusePass : public gpuopt::impl::HFuseBase<HFusePass> {
     options.smem.assign(smem.begin(), smem.end());
     options.threads.assign(threads.begin(), threads.end());
     options.ratio.assign(ratio.begin(), ratio.end());
+    options.resizable.assign(resizable.begin(), resizable.end());
     options.maxnreg = maxnreg;
     options.name = name;
     options.profile = profile;

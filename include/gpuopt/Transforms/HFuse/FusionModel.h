@@ -18,6 +18,9 @@ namespace gpuopt::hfuse {
 struct ModelOptions {
   std::string chip;
   std::string ptxas;
+  /// Where errors about the kernels as a whole go (the config, the kernels=
+  /// option); the root's location when unset.
+  std::optional<mlir::Location> loc;
 };
 
 /// Per-SM limits of the target (sm_90 unless told otherwise).
@@ -33,6 +36,9 @@ struct DeviceLimits {
   /// registers per thread and `sharedBytes` of shared memory.
   int64_t occupancy(int64_t threads, int64_t registers,
                     int64_t sharedBytes) const;
+  /// The most registers a thread of a `threads`-thread block can have (what
+  /// ptxas caps a kernel to when one block must fit on an SM).
+  int64_t maxRegistersPerThread(int64_t threads) const;
 };
 
 /// One kernel alone, from a `gpu-run --json` profile: its time at its own
@@ -53,6 +59,9 @@ struct Candidate {
   std::string reason;
   int64_t registers = 0, sharedBytes = 0, spillBytes = 0, occupancy = 0;
   double predictedMs = 0, baselineMs = 0;
+  /// What predictedMs and baselineMs count: "ms" when every kernel has a
+  /// time alone, "waves" (each kernel's number of waves) when none has.
+  std::string unit = "ms";
   std::string explanation;
 
   /// "thread split 256+128, maxnreg 64", "interleave 3:1".
@@ -71,6 +80,17 @@ evaluateCandidates(mlir::ModuleOp root, const FusionPlan &base,
                    llvm::ArrayRef<bool> resizable,
                    llvm::ArrayRef<KernelProfile> profiles, int64_t cap,
                    const ModelOptions &options);
+
+/// For a plan the user chose (no model): builds it on a copy of `root` and
+/// asks ptxas to assemble it. When ptxas rejects the fused kernel but not the
+/// kernels alone, emits an error at `loc` that names the registers each
+/// kernel needs and what the fused block allows, and fails. Returns whether
+/// ptxas checked the plan: false when there is no ptxas, or when it rejects
+/// a kernel alone too (then a warning says so).
+mlir::FailureOr<bool> checkPlanWithPtxas(mlir::ModuleOp root,
+                                         const FusionPlan &plan,
+                                         const ModelOptions &options,
+                                         mlir::Location loc);
 
 /// Writes the candidates as a JSON array to `path`.
 mlir::LogicalResult writeCandidates(llvm::ArrayRef<Candidate> candidates,
