@@ -97,6 +97,11 @@ std::string Candidate::options() const {
         plan.parts, os, [&](const PartPlan &p) { os << p.ratio; }, ",");
   }
   os << " maxnreg=" << plan.maxnreg;
+  if (llvm::is_contained(resized, true)) {
+    os << " resizable=";
+    llvm::interleave(
+        resized, os, [&](bool r) { os << (r ? "true" : "false"); }, ",");
+  }
   return text;
 }
 
@@ -423,6 +428,8 @@ hfuse::evaluateCandidates(ModuleOp root, const FusionPlan &base,
   auto evaluate = [&](const FusionPlan &plan) -> Candidate {
     Candidate candidate;
     candidate.plan = plan;
+    for (auto [part, basePart] : llvm::zip(plan.parts, base.parts))
+      candidate.resized.push_back(part.getThreads() != basePart.getThreads());
     candidate.baselineMs = baseline;
     candidate.unit = timed ? "ms" : "waves";
     // Build it on a copy; refusals become the candidate's reason.

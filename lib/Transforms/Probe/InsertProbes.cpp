@@ -1927,7 +1927,15 @@ struct ProbePass : public gpuopt::impl::ProbeBase<ProbePass> {
       return entries;
     }
     llvm::SmallPtrSet<Operation *, 8> chosen;
+    // Pass options have no source location: an unknown name is located at
+    // `--probe option 'kernels':1:COLUMN`, as --hfuse-plan locates its
+    // options, the column counting into the option's value.
+    unsigned column = 1;
     for (const std::string &name : kernels) {
+      Location loc = FileLineColLoc::get(
+          &getContext(), ("--" + getArgument() + " option 'kernels'").str(), 1,
+          column);
+      column += name.size() + 1;
       StringRef moduleName, kernelName = name;
       StringRef prefix, rest;
       std::tie(prefix, rest) = StringRef(name).split("::");
@@ -1938,7 +1946,7 @@ struct ProbePass : public gpuopt::impl::ProbeBase<ProbePass> {
         kernelName = rest;
       }
       FailureOr<EntryOp> entry =
-          lookupKernel(root, moduleName, kernelName, root.getLoc());
+          lookupKernel(root, moduleName, kernelName, loc);
       if (failed(entry))
         return failure();
       chosen.insert(*entry);

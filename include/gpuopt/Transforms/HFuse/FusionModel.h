@@ -63,6 +63,11 @@ struct Candidate {
   /// time alone, "waves" (each kernel's number of waves) when none has.
   std::string unit = "ms";
   std::string explanation;
+  /// Per part: whether the split runs it with other threads than its block.
+  /// options() then marks it resizable, so that replaying them (hfuse_search)
+  /// builds the same kernel; auto resizes only kernels the analysis shows
+  /// resizable or the user marked.
+  llvm::SmallVector<bool> resized;
 
   /// "thread split 256+128, maxnreg 64", "interleave 3:1".
   std::string describe() const;
