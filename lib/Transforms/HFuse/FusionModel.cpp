@@ -588,8 +588,35 @@ FailureOr<bool> hfuse::checkPlanWithPtxas(ModuleOp root, const FusionPlan &plan,
   if (failed(fused))
     return failure();
   std::string error;
-  if (queryResources(*fused, plan.name, options, error).known)
+  Resources fusedResources = queryResources(*fused, plan.name, options, error);
+  if (fusedResources.known) {
+    if (fusedResources.spillBytes == 0)
+      return true;
+    // ptxas fits the fused kernel by spilling: say so, unless the kernels
+    // spill as much alone.
+    int64_t aloneSpills = 0;
+    for (auto [part, analysis] : llvm::zip(plan.parts, analyses)) {
+      std::string partError;
+      aloneSpills +=
+          queryResources(analysis.getModule(), part.kernel, options, partError)
+              .spillBytes;
+    }
+    if (fusedResources.spillBytes > aloneSpills) {
+      int64_t blockThreads = layoutThreads(plan, analysisPtrs).blockThreads;
+      int64_t blockCap = DeviceLimits().maxRegistersPerThread(blockThreads);
+      int64_t cap = plan.maxnreg ? std::min(blockCap, plan.maxnreg) : blockCap;
+      emitWarning(loc) << "hfuse: the fused kernel '" << plan.name
+                       << "' spills " << fusedResources.spillBytes
+                       << " bytes to local memory (the kernels alone: "
+                       << aloneSpills << "): it has "
+                       << fusedResources.registers
+                       << " registers per thread, at most " << cap
+                       << " for a block of " << blockThreads
+                       << " threads; it computes the same results, slower; "
+                       << suggestFewerRegisters(plan);
+    }
     return true;
+  }
 
   // ptxas rejects the fused kernel. Unless it rejects a part alone too, the
   // fusion is to blame: say by how many registers.

@@ -4,7 +4,8 @@
 from $FAKE_PTXAS_REGS ("entry=regs,..."; default 32), for a probed kernel from
 $FAKE_PTXAS_PROBED_REGS first, and for one that calls a probe exit function
 from $FAKE_PTXAS_EXIT_FUNCTION_REGS before that; a probed kernel spills the
-bytes $FAKE_PTXAS_PROBED_SPILLS gives it, and one capped with `.maxnreg N`
+bytes $FAKE_PTXAS_PROBED_SPILLS gives it (any entry those of
+$FAKE_PTXAS_SPILLS), and one capped with `.maxnreg N`
 those of $FAKE_PTXAS_CAPPED_SPILLS (and at most N registers). $FAKE_PTXAS_MODULE_REGS
 ("text=regs,...") sets the registers of every entry of an input that contains
 the text, before the others (two modules may have kernels of one name). An
@@ -28,7 +29,7 @@ def env_map(var):
 for marker, count in env_map("FAKE_PTXAS_MODULE_REGS").items():
     if marker in text:
         regs.update({name: count for name in re.findall(r"\.entry\s+([\w$]+)", text)})
-spills = {}
+spills = env_map("FAKE_PTXAS_SPILLS")
 if "__probe_" in text:
     regs.update(env_map("FAKE_PTXAS_PROBED_REGS"))
     spills = env_map("FAKE_PTXAS_PROBED_SPILLS")
