@@ -89,11 +89,12 @@ config.substitutions.append(
                   "libfakecuda_emulated.so")))
 
 # Unit tests of the dialect and the libraries the passes use
-# (unittests/Dialect, Support, Target).
+# (unittests/Dialect, Support, Target, Transforms).
 for name, folder, binary in (
         ("dialect", "Dialect", "GPUOptDialectTests"),
         ("support", "Support", "GPUOptSupportTests"),
-        ("target", "Target", "GPUOptTargetTests")):
+        ("target", "Target", "GPUOptTargetTests"),
+        ("transforms", "Transforms", "GPUOptTransformsTests")):
     config.substitutions.append(
         ("%gpuopt_" + name + "_unittests",
          os.path.join(config.gpuopt_obj_root, "unittests", folder, binary)))

@@ -46,9 +46,16 @@ int64_t DeviceLimits::occupancy(int64_t threads, int64_t registers,
   if (threads <= 0)
     return 0;
   int64_t warps = llvm::divideCeil(threads, 32);
-  // Registers are allocated per warp in units of 256.
+  // Registers are allocated per warp in units of 256, from one of the SM's
+  // four sub-partitions: a warp's registers never straddle two (CUDA's
+  // occupancy calculator, cuda_occupancy.h). 104 registers give 4 warps a
+  // sub-partition, 16 an SM, not 65536 / 3328 = 19.
   int64_t perWarp = llvm::alignTo(std::max<int64_t>(registers, 1) * 32, 256);
-  int64_t byRegisters = registersPerSM / (perWarp * warps);
+  if (registers > maxRegistersPerThread(threads))
+    return 0;
+  int64_t warpsByRegisters =
+      registersPerSM / subPartitions / perWarp * subPartitions;
+  int64_t byRegisters = warpsByRegisters / warps;
   int64_t byThreads = threadsPerSM / (warps * 32);
   int64_t byShared = sharedPerSM / (sharedBytes + sharedReservedPerBlock);
   return std::max<int64_t>(
@@ -57,8 +64,12 @@ int64_t DeviceLimits::occupancy(int64_t threads, int64_t registers,
 
 int64_t DeviceLimits::maxRegistersPerThread(int64_t threads) const {
   int64_t warps = std::max<int64_t>(llvm::divideCeil(threads, 32), 1);
-  // A warp's registers come in units of 256, 8 per thread.
-  int64_t perWarp = registersPerSM / warps / 256 * 256;
+  // The hardware checks a block's registers as if its warps filled every
+  // sub-partition alike (warps rounded up to a multiple of four), and a
+  // warp's registers come in units of 256, 8 per thread: 576 threads may
+  // have 96, as ptxas caps them, not 65536 / 18 warps = 112.
+  int64_t perWarp =
+      registersPerSM / llvm::alignTo(warps, subPartitions) / 256 * 256;
   return std::min<int64_t>(255, perWarp / 32);
 }
 
@@ -279,7 +290,7 @@ std::string describeRegisterShortfall(const FusionPlan &plan,
   else
     os << ", and a block of " << blockThreads << " threads can have at most "
        << cap << " per thread (" << limits.registersPerSM
-       << " registers per SM, allocated per warp)";
+       << " registers per SM, allocated per warp, a block's warps counted in fours)";
   return text;
 }
 

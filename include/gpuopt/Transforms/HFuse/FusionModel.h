@@ -31,6 +31,8 @@ struct DeviceLimits {
   int64_t blocksPerSM = 32;
   int64_t sharedPerSM = 233472;
   int64_t sharedReservedPerBlock = 1024;
+  /// Register file sub-partitions (one per warp scheduler).
+  int64_t subPartitions = 4;
 
   /// Resident blocks per SM for a block of `threads` threads, `registers`
   /// registers per thread and `sharedBytes` of shared memory.
