@@ -42,13 +42,6 @@ std::string gpuopt::getDemangledKernelName(StringRef symbol) {
   return demangle(symbol).function;
 }
 
-bool gpuopt::kernelNameMatches(StringRef symbol, StringRef name) {
-  if (symbol == name)
-    return true;
-  DemangledNames names = demangle(symbol);
-  return names.function == name || names.base == name;
-}
-
 /// "_Z3fooPf (foo(float*))" for a mangled symbol, the symbol alone
 /// otherwise: the parameters tell overloads apart.
 static std::string describe(EntryOp entry, bool withModule) {
@@ -133,4 +126,19 @@ FailureOr<EntryOp> gpuopt::lookupKernel(ModuleOp root, StringRef moduleName,
                    "module::kernel)";
   return diag << "; name one by its symbol or by its function name with "
                  "namespaces and template arguments";
+}
+
+std::pair<StringRef, StringRef> gpuopt::splitModuleName(ModuleOp root,
+                                                        StringRef name) {
+  // `module::kernel`, unless what precedes `::` is no module: then it is a
+  // demangled name's namespace (`ops::scale`).
+  auto [prefix, rest] = name.split("::");
+  bool isModule =
+      !rest.empty() && llvm::any_of(root.getBody()->getOps<PTXModuleOp>(),
+                                    [&](PTXModuleOp module) {
+                                      return module.getSymName() == prefix;
+                                    });
+  if (isModule)
+    return {prefix, rest};
+  return {StringRef(), name};
 }

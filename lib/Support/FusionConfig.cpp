@@ -107,21 +107,17 @@ ConfigParser::parseDims(const Field &field, ArrayRef<int64_t> maxDims) {
           << text << "'";
       return failure();
     };
-    SmallVector<StringRef, 3> parts;
-    text.split(parts, 'x');
-    if (parts.size() > 3)
+    std::optional<std::array<int64_t, 3>> shape = parseShape(text);
+    if (!shape)
       return invalid();
-    for (auto [i, part] : llvm::enumerate(parts)) {
-      if (part.trim().getAsInteger(10, dims[i]))
-        return invalid();
-      if (dims[i] < 1 || dims[i] > maxDims[i]) {
+    for (auto [i, dim] : llvm::enumerate(*shape))
+      if (dim < 1 || dim > maxDims[i]) {
         emitError(getLoc(field)) << "'" << field.key << "' dimension "
                                  << "xyz"[i] << " must be between 1 and "
-                                 << maxDims[i] << ", not " << dims[i];
+                                 << maxDims[i] << ", not " << dim;
         return failure();
       }
-    }
-    return dims;
+    return *shape;
   }
   if (field.value.IsScalar()) {
     FailureOr<int64_t> x = parseInt(field, 1, maxDims[0]);
@@ -412,4 +408,16 @@ FailureOr<FusionConfig> hfuse::readFusionConfig(StringRef path,
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
   return parseFusionConfig(sourceMgr, ctx);
+}
+
+std::optional<std::array<int64_t, 3>> hfuse::parseShape(StringRef text) {
+  std::array<int64_t, 3> dims = {1, 1, 1};
+  SmallVector<StringRef, 3> fields;
+  text.trim().split(fields, 'x');
+  if (fields.empty() || fields.size() > 3)
+    return std::nullopt;
+  for (auto [i, field] : llvm::enumerate(fields))
+    if (field.trim().getAsInteger(10, dims[i]))
+      return std::nullopt;
+  return dims;
 }

@@ -337,26 +337,28 @@ static bool isVocabularyModifier(StringRef name) {
 // Types and state spaces
 //===----------------------------------------------------------------------===//
 
-/// Types a declaration may have (.reg, .param, .global, ...).
+/// Types a declaration may have (.reg, .param, .global, ...), then the
+/// types only instructions name. One list: the checks and the suggestions
+/// for a misspelt type read it.
+static constexpr StringRef fundamentalTypeNames[] = {
+    "b8", "b16", "b32", "b64", "b128", "u8",    "u16", "u32", "u64",
+    "s8", "s16", "s32", "s64", "f16",  "f16x2", "f32", "f64"};
+static constexpr StringRef instructionOnlyTypeNames[] = {
+    "pred",  "b1",     "s2",     "u2",     "s4",      "u4",
+    "u16x2", "s16x2",  "f32x2",  "bf16",   "bf16x2",  "tf32",
+    "e4m3",  "e5m2",   "e4m3x2", "e5m2x2", "e4m3x4",  "e5m2x4",
+    "e2m3",  "e3m2",   "e2m3x2", "e3m2x2", "e2m3x4",  "e3m2x4",
+    "e2m1",  "e2m1x2", "e2m1x4", "ue8m0",  "ue8m0x2", "ue4m3"};
+static const auto allTypeNames = llvm::concat<const StringRef>(
+    fundamentalTypeNames, instructionOnlyTypeNames);
+
 static bool isFundamentalType(StringRef name) {
-  return llvm::StringSwitch<bool>(name)
-      .Cases({"b8", "b16", "b32", "b64", "b128"}, true)
-      .Cases({"u8", "u16", "u32", "u64", "s8", "s16", "s32", "s64"}, true)
-      .Cases({"f16", "f16x2", "f32", "f64"}, true)
-      .Default(false);
+  return llvm::is_contained(fundamentalTypeNames, name);
 }
 
 bool gpuopt::ptx::isInstructionType(StringRef name) {
-  if (isFundamentalType(name))
-    return true;
-  return llvm::StringSwitch<bool>(name)
-      .Cases({"pred", "b1", "s2", "u2", "s4", "u4"}, true)
-      .Cases({"u16x2", "s16x2", "f32x2"}, true)
-      .Cases({"bf16", "bf16x2", "tf32"}, true)
-      .Cases({"e4m3", "e5m2", "e4m3x2", "e5m2x2", "e4m3x4", "e5m2x4"}, true)
-      .Cases({"e2m3", "e3m2", "e2m3x2", "e3m2x2", "e2m3x4", "e3m2x4"}, true)
-      .Cases({"e2m1", "e2m1x2", "e2m1x4", "ue8m0", "ue8m0x2", "ue4m3"}, true)
-      .Default(false);
+  return isFundamentalType(name) ||
+         llvm::is_contained(instructionOnlyTypeNames, name);
 }
 
 /// Whether `name` is spelled like a type (`b33`, `f8`, `e4m3x8`), so that a
@@ -409,13 +411,6 @@ static StringRef closest(StringRef name, const Range &candidates) {
   }
   return best;
 }
-
-static constexpr StringRef allTypeNames[] = {
-    "b8",    "b16",   "b32",    "b64",    "b128",   "u8",     "u16",
-    "u32",   "u64",   "s8",     "s16",    "s32",    "s64",    "f16",
-    "f16x2", "f32",   "f64",    "pred",   "bf16",   "bf16x2", "tf32",
-    "e4m3",  "e5m2",  "e4m3x2", "e5m2x2", "e2m1",   "e2m3",   "e3m2",
-    "ue8m0", "u16x2", "s16x2",  "f32x2",  "e2m1x2", "ue8m0x2"};
 
 static std::string didYouMean(StringRef suggestion) {
   return suggestion.empty() ? std::string()

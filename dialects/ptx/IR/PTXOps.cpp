@@ -355,24 +355,6 @@ static LogicalResult forEachStatement(Block &block, Fn &&fn) {
   return success();
 }
 
-/// Whether `registers` (name -> range count, -1 for a single register)
-/// declares register `name`: `%r12` is declared by `%r<N>` with N > 12.
-static bool declaresRegister(const llvm::StringMap<int64_t> &registers,
-                             StringRef name) {
-  if (registers.count(name))
-    return true;
-  size_t digits = name.size();
-  while (digits > 0 && llvm::isDigit(name[digits - 1]))
-    --digits;
-  if (digits == name.size() || digits == 0)
-    return false;
-  auto it = registers.find(name.take_front(digits));
-  uint64_t index;
-  return it != registers.end() && it->second >= 0 &&
-         !name.drop_front(digits).getAsInteger(10, index) &&
-         index < uint64_t(it->second);
-}
-
 namespace {
 /// What one `{ }` scope declares: registers (name -> range count, -1 for a
 /// single register) and labels.

@@ -627,26 +627,28 @@ ParseResult Parser::parseInstruction(InstructionSyntax &result) {
       token.spelling[0] == '$')
     return emitExpected("instruction opcode");
   StringRef fullOpcode = token.spelling;
+  // The opcode's base, then its modifiers: checked against the opcode table
+  // and interned.
+  SmallVector<StringRef, 6> parts;
+  auto internModifiers = [&]() -> FailureOr<ArrayAttr> {
+    ArrayRef<StringRef> names = ArrayRef(parts).drop_front();
+    if (failed(checkOpcode(parts.front(), names)))
+      return failure();
+    SmallVector<Attribute, 6> modifiers;
+    for (StringRef name : names)
+      modifiers.push_back(getString(name));
+    return ArrayAttr::get(context, modifiers);
+  };
   auto [cached, inserted] = opcodeCache.try_emplace(fullOpcode);
   if (inserted) {
-    // The first time an opcode string occurs in this text: split and check
-    // it against the opcode table.
-    SmallVector<StringRef, 6> modifierNames;
-    size_t dot = fullOpcode.find('.');
-    StringRef base = fullOpcode.take_front(dot);
-    while (dot != StringRef::npos) {
-      size_t next = fullOpcode.find('.', dot + 1);
-      modifierNames.push_back(fullOpcode.slice(dot + 1, next));
-      dot = next;
-    }
-    if (failed(checkOpcode(base, modifierNames))) {
+    // The first time an opcode string occurs in this text.
+    fullOpcode.split(parts, '.');
+    FailureOr<ArrayAttr> modifiers = internModifiers();
+    if (failed(modifiers)) {
       opcodeCache.erase(cached);
       return failure();
     }
-    SmallVector<Attribute, 6> modifiers;
-    for (StringRef name : modifierNames)
-      modifiers.push_back(getString(name));
-    cached->second = {getString(base), ArrayAttr::get(context, modifiers)};
+    cached->second = {getString(parts.front()), *modifiers};
   }
   result.opcode = cached->second.first;
   result.modifiers = cached->second.second;
@@ -655,19 +657,16 @@ ParseResult Parser::parseInstruction(InstructionSyntax &result) {
   // (`lop3 .b32`, `xor  .b32` in CUTLASS's inline asm); they are the same
   // modifiers, so the instruction is stored as if written `lop3.b32`.
   if (token.is(Token::directive)) {
-    SmallVector<StringRef, 6> parts;
-    fullOpcode.split(parts, '.');
-    SmallVector<StringRef, 6> modifierNames(llvm::drop_begin(parts));
+    if (parts.empty())
+      fullOpcode.split(parts, '.');
     while (token.is(Token::directive)) {
-      modifierNames.push_back(token.spelling.drop_front());
+      parts.push_back(token.spelling.drop_front());
       consume();
     }
-    if (failed(checkOpcode(parts.front(), modifierNames)))
+    FailureOr<ArrayAttr> modifiers = internModifiers();
+    if (failed(modifiers))
       return failure();
-    SmallVector<Attribute, 6> modifiers;
-    for (StringRef name : modifierNames)
-      modifiers.push_back(getString(name));
-    result.modifiers = ArrayAttr::get(context, modifiers);
+    result.modifiers = *modifiers;
   }
 
   // Labels are the only bare names `bra` takes; `brx.idx` takes a register
@@ -1397,4 +1396,22 @@ ArrayAttr gpuopt::ptx::getHeaderDirectives(Operation *function) {
   else
     forEachHeaderDirective(cast<FuncOp>(function), collect);
   return result.empty() ? ArrayAttr() : ArrayAttr::get(context, result);
+}
+
+/// Whether `registers` (name -> range count, -1 for a single register)
+/// declares register `name`: `%r12` is declared by `%r<N>` with N > 12.
+bool gpuopt::ptx::declaresRegister(const llvm::StringMap<int64_t> &registers,
+                                   StringRef name) {
+  if (registers.count(name))
+    return true;
+  size_t digits = name.size();
+  while (digits > 0 && llvm::isDigit(name[digits - 1]))
+    --digits;
+  if (digits == name.size() || digits == 0)
+    return false;
+  auto it = registers.find(name.take_front(digits));
+  uint64_t index;
+  return it != registers.end() && it->second >= 0 &&
+         !name.drop_front(digits).getAsInteger(10, index) &&
+         index < uint64_t(it->second);
 }

@@ -286,6 +286,11 @@ mlir::ArrayAttr getHeaderDirectives(mlir::Operation *function);
 /// Bytes of a PTX fundamental type named with its dot (".u32"), or 0.
 uint64_t getTypeSize(llvm::StringRef type);
 
+/// Whether `registers` (name -> range count, -1 for a single register)
+/// declares register `name`: `%r12` is declared by `%r<N>` with N > 12.
+bool declaresRegister(const llvm::StringMap<int64_t> &registers,
+                      llvm::StringRef name);
+
 } // namespace gpuopt::ptx
 
 #endif // GPUOPT_DIALECT_PTX_IR_PTXSYNTAX_H

@@ -24,11 +24,6 @@ namespace gpuopt {
 /// is not an Itanium-mangled name.
 std::string getDemangledKernelName(llvm::StringRef symbol);
 
-/// Whether `name` names the entry `symbol`: the symbol itself, its demangled
-/// name without the parameter list, or that name without its namespaces and
-/// template arguments (`kernel` for `ns::kernel<4>`).
-bool kernelNameMatches(llvm::StringRef symbol, llvm::StringRef name);
-
 /// Finds the one `ptx.entry` with a body that `name` names in the ptx.modules
 /// of `root` (only in module `moduleName` when it is not empty). The symbol
 /// wins over the function name, and the function name over the base name.
@@ -39,6 +34,13 @@ mlir::FailureOr<ptx::EntryOp> lookupKernel(mlir::ModuleOp root,
                                            llvm::StringRef moduleName,
                                            llvm::StringRef name,
                                            mlir::Location loc);
+
+/// A kernel name as users write it in `kernels=` options, as (module, name)
+/// for lookupKernel: `MODULE::NAME` names module MODULE's kernel when MODULE
+/// is one of the modules; otherwise the module is empty and the whole name is
+/// the kernel's (a demangled `ns::kernel` is not split).
+std::pair<llvm::StringRef, llvm::StringRef>
+splitModuleName(mlir::ModuleOp root, llvm::StringRef name);
 
 } // namespace gpuopt
 

@@ -110,6 +110,12 @@ struct FusionConfig {
   mlir::Location loc;
 };
 
+/// A launch shape written `128`, `16x4` or `64x128x2` (in `blocks=` and
+/// `grids=`, and as `block:`/`grid:` values): its dimensions, the unwritten
+/// ones 1; std::nullopt unless it is 1 to 3 integers joined by `x` (the
+/// caller checks their range).
+std::optional<std::array<int64_t, 3>> parseShape(llvm::StringRef text);
+
 /// Parses and checks the fusion configuration in the main buffer of
 /// `sourceMgr`. Errors are located at the buffer's identifier.
 mlir::FailureOr<FusionConfig> parseFusionConfig(llvm::SourceMgr &sourceMgr,

@@ -7,10 +7,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "gpuopt/Analysis/KernelAnalysis.h"
 #include "gpuopt/Target/PTX/ExportPTX.h"
 #include "ptx/IR/PTXSyntax.h"
 
-#include "llvm/ADT/SetVector.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
@@ -28,86 +28,17 @@ static json::Array getDims(ArrayRef<int32_t> dims) {
   return result;
 }
 
-namespace {
-/// The shared memory a kernel and the device functions it calls name.
-struct SharedUse {
-  /// Module-scope `.shared` arrays, in first-use order.
-  llvm::SetVector<Operation *> staticArrays;
-  /// Module-scope `.extern .shared` arrays: the dynamic shared memory.
-  llvm::SetVector<Operation *> dynamicArrays;
-  uint64_t dynamicAlign = 1;
-  /// Function-scope `.shared` variables.
-  uint64_t functionScopeBytes = 0;
-};
-} // namespace
-
-static uint64_t getVariableBytes(StringRef type, std::optional<int64_t> vector,
-                                 ArrayRef<int64_t> dims) {
-  uint64_t bytes = getTypeSize(type) * std::max<int64_t>(1, vector.value_or(1));
-  for (int64_t dim : dims)
-    bytes *= dim;
-  return bytes;
-}
-
-/// Finds the shared memory of `entry` and its callees (as the kernel
-/// analysis does, which this library does not link).
-static SharedUse findSharedUse(EntryOp entry, SymbolTable &symbols) {
-  SharedUse use;
-  llvm::SetVector<Operation *> functions;
-  functions.insert(entry);
-  for (unsigned i = 0; i < functions.size(); ++i) {
-    functions[i]->walk([&](Operation *op) {
-      if (auto var = dyn_cast<VarOp>(op)) {
-        if (var.getSpace() == ".shared")
-          use.functionScopeBytes +=
-              getVariableBytes(var.getType(), var.getVector(), var.getDims());
-        return;
-      }
-      auto inst = dyn_cast<InstOp>(op);
-      if (!inst)
-        return;
-      walkOperandLeaves(inst.getPtxOperandsAttr(), [&](Attribute leaf) {
-        auto ref = dyn_cast<FlatSymbolRefAttr>(leaf);
-        if (!ref)
-          return;
-        Operation *symbol = symbols.lookup(ref.getValue());
-        if (auto func = dyn_cast_or_null<FuncOp>(symbol)) {
-          if (func.hasBody())
-            functions.insert(func);
-          return;
-        }
-        auto global = dyn_cast_or_null<GlobalOp>(symbol);
-        if (!global || global.getSpace() != ".shared")
-          return;
-        if (global.getLinkage() == StringRef(".extern")) {
-          use.dynamicArrays.insert(global);
-          use.dynamicAlign = std::max<uint64_t>(use.dynamicAlign,
-                                                global.getAlign().value_or(1));
-        } else {
-          use.staticArrays.insert(global);
-        }
-      });
-    });
-  }
-  return use;
-}
-
 /// The static shared memory ptxas gives the kernel, as far as the PTX says:
-/// its `.shared` arrays at their alignments, then the padding that aligns
-/// the dynamic array after them (ptxas counts it as static). ptxas may
-/// place or drop arrays otherwise; this is what the opt-in is decided by.
-static uint64_t estimateStaticShared(const SharedUse &use) {
-  uint64_t bytes = 0;
-  for (Operation *op : use.staticArrays) {
-    auto global = cast<GlobalOp>(op);
-    bytes = llvm::alignTo(bytes,
-                          std::max<uint64_t>(1, global.getAlign().value_or(1)));
-    bytes += getVariableBytes(global.getType(), global.getVector(),
-                              global.getDims());
-  }
-  bytes += use.functionScopeBytes;
-  if (!use.dynamicArrays.empty())
-    bytes = llvm::alignTo(bytes, use.dynamicAlign);
+/// its `.shared` arrays, each padded to its alignment (at most), then the
+/// padding that aligns the dynamic array after them (ptxas counts it as
+/// static). An estimate from above: ptxas may place or drop arrays
+/// otherwise, and the opt-in is decided by it.
+static uint64_t estimateStaticShared(const KernelAnalysis &analysis) {
+  uint64_t bytes = analysis.getStaticSharedBytes();
+  for (GlobalOp global : analysis.getStaticShared())
+    bytes += std::max<uint64_t>(1, global.getAlign().value_or(1)) - 1;
+  if (!analysis.getDynamicShared().empty())
+    bytes = llvm::alignTo(bytes, analysis.getDynamicSharedAlign());
   return bytes;
 }
 
@@ -119,7 +50,6 @@ FailureOr<json::Object> gpuopt::buildLaunchManifest(PTXModuleOp module,
   bool hasSmemOptin = false;
   // A probed kernel that keeps its registers at a cost in occupancy.
   bool hasProbeOccupancy = false;
-  SymbolTable symbols(module);
   for (auto entry : module.getBodyBlock()->getOps<EntryOp>()) {
     if (!entry.hasBody())
       continue;
@@ -161,13 +91,13 @@ FailureOr<json::Object> gpuopt::buildLaunchManifest(PTXModuleOp module,
     // A kernel that names an `.extern .shared` array (itself or through a
     // callee) needs a dynamic size that only its launcher knows; the other
     // kernels of the module need none.
-    SharedUse shared = findSharedUse(entry, symbols);
+    KernelAnalysis analysis(entry);
     if (auto reqntid = entry.getReqntid())
       launch["block"] = getDims(*reqntid);
     else
       launch["block"] = "runtime";
     launch["grid"] = "runtime";
-    if (!shared.dynamicArrays.empty())
+    if (!analysis.getDynamicShared().empty())
       launch["dynamic_smem"] = "runtime";
     else
       launch["dynamic_smem"] = 0;
@@ -197,7 +127,7 @@ FailureOr<json::Object> gpuopt::buildLaunchManifest(PTXModuleOp module,
       // dynamic strategy's ticket makes 1 KiB of static memory (the dynamic
       // array after it is 1024-aligned).
       if (dynamicSmem > 0 &&
-          estimateStaticShared(shared) + dynamicSmem > 48 * 1024) {
+          estimateStaticShared(analysis) + dynamicSmem > 48 * 1024) {
         launch["smem_optin"] = true;
         hasSmemOptin = true;
       }

@@ -269,12 +269,19 @@ struct Resources {
 /// must fit in an SM's registers, so a larger fused block (or a register cap)
 /// leaves each thread fewer registers than a part needs alone. Names the
 /// parts over the limit, and the limit; empty when none is.
+/// The most registers a thread of the fused block may have: what the block
+/// leaves per thread, or the plan's register cap when lower.
+int64_t getRegisterCap(const FusionPlan &plan, int64_t blockThreads) {
+  int64_t blockCap = DeviceLimits().maxRegistersPerThread(blockThreads);
+  return plan.maxnreg ? std::min(blockCap, plan.maxnreg) : blockCap;
+}
+
 std::string describeRegisterShortfall(const FusionPlan &plan,
                                       ArrayRef<int64_t> aloneRegisters,
                                       int64_t blockThreads) {
   DeviceLimits limits;
   int64_t blockCap = limits.maxRegistersPerThread(blockThreads);
-  int64_t cap = plan.maxnreg ? std::min(blockCap, plan.maxnreg) : blockCap;
+  int64_t cap = getRegisterCap(plan, blockThreads);
   std::string text;
   llvm::raw_string_ostream os(text);
   for (auto [part, registers] : llvm::zip(plan.parts, aloneRegisters)) {
@@ -594,57 +601,55 @@ FailureOr<bool> hfuse::checkPlanWithPtxas(ModuleOp root, const FusionPlan &plan,
   }
   for (const KernelAnalysis &analysis : analyses)
     analysisPtrs.push_back(&analysis);
+  int64_t blockThreads = layoutThreads(plan, analysisPtrs).blockThreads;
   OwningOpRef<ModuleOp> copy = root.clone();
   FailureOr<PTXModuleOp> fused = buildFusedKernel(*copy, plan);
   if (failed(fused))
     return failure();
   std::string error;
   Resources fusedResources = queryResources(*fused, plan.name, options, error);
-  if (fusedResources.known) {
-    if (fusedResources.spillBytes == 0)
-      return true;
-    // ptxas fits the fused kernel by spilling: say so, unless the kernels
-    // spill as much alone.
-    int64_t aloneSpills = 0;
-    for (auto [part, analysis] : llvm::zip(plan.parts, analyses)) {
-      std::string partError;
-      aloneSpills +=
-          queryResources(analysis.getModule(), part.kernel, options, partError)
-              .spillBytes;
-    }
-    if (fusedResources.spillBytes > aloneSpills) {
-      int64_t blockThreads = layoutThreads(plan, analysisPtrs).blockThreads;
-      int64_t blockCap = DeviceLimits().maxRegistersPerThread(blockThreads);
-      int64_t cap = plan.maxnreg ? std::min(blockCap, plan.maxnreg) : blockCap;
-      emitWarning(loc) << "hfuse: the fused kernel '" << plan.name
-                       << "' spills " << fusedResources.spillBytes
-                       << " bytes to local memory (the kernels alone: "
-                       << aloneSpills << "): it has "
-                       << fusedResources.registers
-                       << " registers per thread, at most " << cap
-                       << " for a block of " << blockThreads
-                       << " threads; it computes the same results, slower; "
-                       << suggestFewerRegisters(plan);
-    }
+  if (fusedResources.known && fusedResources.spillBytes == 0)
     return true;
-  }
 
-  // ptxas rejects the fused kernel. Unless it rejects a part alone too, the
-  // fusion is to blame: say by how many registers.
-  SmallVector<int64_t> aloneRegisters;
+  // Spills or a refusal: compare with each kernel alone.
+  SmallVector<Resources> alone;
   for (auto [part, analysis] : llvm::zip(plan.parts, analyses)) {
     std::string partError;
-    Resources res =
-        queryResources(analysis.getModule(), part.kernel, options, partError);
-    if (!res.known) {
+    alone.push_back(
+        queryResources(analysis.getModule(), part.kernel, options, partError));
+    if (!fusedResources.known && !alone.back().known) {
       emitWarning(loc) << "hfuse: ptxas rejects kernel '" << part.kernel
                        << "' alone, so the fused kernel '" << plan.name
                        << "' was not checked: " << partError;
       return false;
     }
-    aloneRegisters.push_back(res.registers);
   }
-  int64_t blockThreads = layoutThreads(plan, analysisPtrs).blockThreads;
+
+  if (fusedResources.known) {
+    // ptxas fits the fused kernel by spilling: say so, unless the kernels
+    // spill as much alone.
+    int64_t aloneSpills = 0;
+    for (const Resources &res : alone)
+      aloneSpills += res.spillBytes;
+    if (fusedResources.spillBytes > aloneSpills)
+      emitWarning(loc) << "hfuse: the fused kernel '" << plan.name
+                       << "' spills " << fusedResources.spillBytes
+                       << " bytes to local memory (the kernels alone: "
+                       << aloneSpills << "): it has "
+                       << fusedResources.registers
+                       << " registers per thread, at most "
+                       << getRegisterCap(plan, blockThreads)
+                       << " for a block of " << blockThreads
+                       << " threads; it computes the same results, slower; "
+                       << suggestFewerRegisters(plan);
+    return true;
+  }
+
+  // ptxas rejects the fused kernel but accepts the kernels alone: the fusion
+  // is to blame; say by how many registers.
+  SmallVector<int64_t> aloneRegisters;
+  for (const Resources &res : alone)
+    aloneRegisters.push_back(res.registers);
   std::string shortfall =
       describeRegisterShortfall(plan, aloneRegisters, blockThreads);
   InFlightDiagnostic diag = emitError(loc)

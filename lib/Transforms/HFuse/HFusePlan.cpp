@@ -39,16 +39,11 @@ using namespace gpuopt;
 using namespace gpuopt::hfuse;
 using namespace gpuopt::ptx;
 
-/// "256", "16x16", "64x128x2".
+/// "256", "16x16", "64x128x2", each dimension positive.
 static std::optional<Dim3> parseDims(StringRef text) {
-  Dim3 dims = {1, 1, 1};
-  SmallVector<StringRef, 3> fields;
-  text.trim().split(fields, 'x');
-  if (fields.empty() || fields.size() > 3)
+  std::optional<Dim3> dims = parseShape(text);
+  if (!dims || llvm::any_of(*dims, [](int64_t d) { return d <= 0; }))
     return std::nullopt;
-  for (auto [i, field] : llvm::enumerate(fields))
-    if (field.trim().getAsInteger(10, dims[i]) || dims[i] <= 0)
-      return std::nullopt;
   return dims;
 }
 
@@ -69,8 +64,9 @@ struct KernelRequest {
   /// From profile=: blocks per SM alone and the occupancy sweep.
   int64_t blocksPerSM = 0;
   std::vector<std::pair<int64_t, double>> sweep;
-  /// The entry's symbol, which a profile may name instead of `kernel`.
-  std::string symbol;
+  /// The entry the request names, once resolved (a profile may name it by
+  /// its symbol instead of `kernel`).
+  EntryOp entry;
   /// Where threads= gives this kernel's split, when it does.
   std::optional<Location> threadsLoc;
 };
@@ -87,22 +83,8 @@ private:
   /// Where the fused kernel is asked for: the config, the kernels= option,
   /// or the first kernel. Notes about the fusion as a whole point here.
   std::optional<Location> fusionLoc;
-  /// Pass options have no source location: errors about one are located at
-  /// `--hfuse-plan option 'NAME':1:COLUMN`, the column counting into the
-  /// option's value as given.
   Location getOptionLoc(StringRef option, unsigned column = 1) {
-    return FileLineColLoc::get(
-        &getContext(),
-        ("--" + getArgument() + " option '" + option + "'").str(), 1, column);
-  }
-  /// The column of list item `index` in a list option's value.
-  template <typename Range>
-  static unsigned getItemColumn(const Range &values, size_t index) {
-    unsigned column = 1;
-    for (const auto &value :
-         llvm::make_range(values.begin(), std::next(values.begin(), index)))
-      column += llvm::formatv("{0}", value).str().size() + 1;
-    return column;
+    return getPassOptionLoc(&getContext(), getArgument(), option, column);
   }
 };
 
@@ -136,21 +118,12 @@ HFusePlanPass::gatherRequests(SmallVectorImpl<KernelRequest> &requests,
       requests.push_back(request);
     }
   } else if (!kernels.empty()) {
-    auto isModule = [&](StringRef name) {
-      return llvm::any_of(
-          root.getBody()->getOps<PTXModuleOp>(),
-          [&](PTXModuleOp module) { return module.getSymName() == name; });
-    };
     for (auto [i, k] : llvm::enumerate(kernels)) {
-      Location itemLoc = getOptionLoc("kernels", getItemColumn(kernels, i));
+      Location itemLoc =
+          getOptionLoc("kernels", getPassOptionColumn(kernels, i));
       KernelRequest request{"", "", {}, {}, {}, {}, {}, {}, false, itemLoc};
-      // `module::kernel`, unless what precedes `::` is no module: a
-      // demangled name's namespace (`ops::scale`).
-      auto [module, kernel] = StringRef(k).split("::");
-      if (!kernel.empty() && isModule(module))
-        request.module = module.str();
-      else
-        kernel = k;
+      auto [module, kernel] = splitModuleName(root, k);
+      request.module = module.str();
       request.kernel = kernel.str();
       requests.push_back(request);
     }
@@ -200,14 +173,14 @@ HFusePlanPass::gatherRequests(SmallVectorImpl<KernelRequest> &requests,
     if (!blocks.empty()) {
       request.block = parseDims(blocks[i]);
       if (!request.block)
-        return emitError(getOptionLoc("blocks", getItemColumn(blocks, i)))
+        return emitError(getOptionLoc("blocks", getPassOptionColumn(blocks, i)))
                << "invalid block shape '" << blocks[i]
                << "' (expected X, XxY or XxYxZ)";
     }
     if (!grids.empty()) {
       request.grid = parseDims(grids[i]);
       if (!request.grid)
-        return emitError(getOptionLoc("grids", getItemColumn(grids, i)))
+        return emitError(getOptionLoc("grids", getPassOptionColumn(grids, i)))
                << "invalid grid '" << grids[i]
                << "' (expected X, XxY or XxYxZ)";
     }
@@ -217,7 +190,8 @@ HFusePlanPass::gatherRequests(SmallVectorImpl<KernelRequest> &requests,
     // resizable; resizable= is the user's word for the rest.
     if (!threads.empty()) {
       request.threads = threads[i];
-      request.threadsLoc = getOptionLoc("threads", getItemColumn(threads, i));
+      request.threadsLoc =
+          getOptionLoc("threads", getPassOptionColumn(threads, i));
     }
     if (!resizable.empty()) {
       std::optional<bool> value =
@@ -228,7 +202,8 @@ HFusePlanPass::gatherRequests(SmallVectorImpl<KernelRequest> &requests,
               .Case("0", false)
               .Default(std::nullopt);
       if (!value)
-        return emitError(getOptionLoc("resizable", getItemColumn(resizable, i)))
+        return emitError(
+                   getOptionLoc("resizable", getPassOptionColumn(resizable, i)))
                << "'resizable' takes true or false per kernel, not '"
                << resizable[i] << "'";
       request.resizable = *value;
@@ -273,7 +248,7 @@ HFusePlanPass::readProfile(SmallVectorImpl<KernelRequest> &requests) {
       std::optional<StringRef> kernel = object->getString("kernel");
       auto names = [&](std::optional<StringRef> name) {
         return name == StringRef(request.kernel) ||
-               name == StringRef(request.symbol);
+               name == request.entry.getSymName();
       };
       if (!names(label) && !names(kernel))
         continue;
@@ -335,13 +310,12 @@ void HFusePlanPass::runOnOperation() {
   int64_t cap = -1;
   if (failed(gatherRequests(requests, strategyName, cap, fusedName)))
     return signalPassFailure();
-  // A profile may name a kernel by its symbol.
   for (KernelRequest &request : requests) {
     FailureOr<EntryOp> entry =
         lookupKernel(root, request.module, request.kernel, request.loc);
     if (failed(entry))
       return signalPassFailure();
-    request.symbol = entry->getSymName().str();
+    request.entry = *entry;
   }
   if (failed(readProfile(requests)))
     return signalPassFailure();
@@ -358,18 +332,14 @@ void HFusePlanPass::runOnOperation() {
   SmallVector<std::optional<ResizeBlocker>> resizeBlockers;
   SmallVector<int64_t> ownThreads;
   for (KernelRequest &request : requests) {
-    PartPlan part;
-    part.module = request.module;
-    part.kernel = request.kernel;
-    FailureOr<EntryOp> entry = findPartKernel(root, part, request.loc);
-    if (failed(entry))
-      return signalPassFailure();
     // The plan names the entry by its symbol, whatever name the user gave.
-    part.module = (*entry)->getParentOfType<PTXModuleOp>().getSymName().str();
-    part.kernel = entry->getSymName().str();
+    EntryOp entry = request.entry;
+    PartPlan part;
+    part.module = entry->getParentOfType<PTXModuleOp>().getSymName().str();
+    part.kernel = entry.getSymName().str();
     if (base.parts.empty() && isa<UnknownLoc>(loc))
-      remarkLoc = entry->getLoc();
-    KernelAnalysis analysis(*entry);
+      remarkLoc = entry.getLoc();
+    KernelAnalysis analysis(entry);
     if (request.block)
       part.block = *request.block;
     else if (auto required = analysis.getRequiredBlock())

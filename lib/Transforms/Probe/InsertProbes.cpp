@@ -1279,22 +1279,15 @@ LogicalResult ProbeInserter::emitInstructionPoints(ArrayRef<InstOp> kernelInsts,
   MLIRContext *ctx = root.getContext();
   // The kernel's predicate registers (`%p<4>` declares %p0 to %p3), for
   // cp.async's ignore-src operand.
-  SmallVector<RegOp> predicates;
+  llvm::StringMap<int64_t> predicates;
   if (!kernelInsts.empty())
     kernelInsts.front()->getParentOfType<EntryOp>().walk([&](RegOp reg) {
       if (reg.getType() == ".pred")
-        predicates.push_back(reg);
+        predicates[reg.getName()] =
+            reg.getCount() ? int64_t(*reg.getCount()) : -1;
     });
   auto isPredicate = [&](RegisterAttr reg) {
-    StringRef name = reg.getBaseName();
-    return llvm::any_of(predicates, [&](RegOp decl) {
-      if (!decl.getCount())
-        return decl.getName() == name;
-      StringRef index = name;
-      unsigned n;
-      return index.consume_front(decl.getName()) &&
-             !index.getAsInteger(10, n) && n < *decl.getCount();
-    });
+    return declaresRegister(predicates, reg.getBaseName());
   };
   for (size_t site = 0, e = kernelInsts.size(); site < e; ++site) {
     InstOp inst = kernelInsts[site];
@@ -1913,9 +1906,7 @@ struct ProbePass : public gpuopt::impl::ProbeBase<ProbePass> {
   }
 
   /// The entries `kernels=` names (every entry with a body without it), in
-  /// module order. A name is looked up as --hfuse looks it up; `M::NAME`
-  /// names module M's kernel when M is one of the modules (a demangled
-  /// `ns::kernel` is not split).
+  /// module order, by --hfuse's name rules (splitModuleName, lookupKernel).
   FailureOr<SmallVector<EntryOp>> selectKernels() {
     ModuleOp root = getOperation();
     SmallVector<EntryOp> entries;
@@ -1927,24 +1918,10 @@ struct ProbePass : public gpuopt::impl::ProbeBase<ProbePass> {
       return entries;
     }
     llvm::SmallPtrSet<Operation *, 8> chosen;
-    // Pass options have no source location: an unknown name is located at
-    // `--probe option 'kernels':1:COLUMN`, as --hfuse-plan locates its
-    // options, the column counting into the option's value.
-    unsigned column = 1;
-    for (const std::string &name : kernels) {
-      Location loc = FileLineColLoc::get(
-          &getContext(), ("--" + getArgument() + " option 'kernels'").str(), 1,
-          column);
-      column += name.size() + 1;
-      StringRef moduleName, kernelName = name;
-      StringRef prefix, rest;
-      std::tie(prefix, rest) = StringRef(name).split("::");
-      auto isPrefix = [&](PTXModuleOp m) { return m.getSymName() == prefix; };
-      if (!rest.empty() &&
-          llvm::any_of(root.getBody()->getOps<PTXModuleOp>(), isPrefix)) {
-        moduleName = prefix;
-        kernelName = rest;
-      }
+    for (auto [i, name] : llvm::enumerate(kernels)) {
+      Location loc = getPassOptionLoc(&getContext(), getArgument(), "kernels",
+                                      getPassOptionColumn(kernels, i));
+      auto [moduleName, kernelName] = splitModuleName(root, name);
       FailureOr<EntryOp> entry =
           lookupKernel(root, moduleName, kernelName, loc);
       if (failed(entry))
@@ -2207,6 +2184,9 @@ struct ProbePass : public gpuopt::impl::ProbeBase<ProbePass> {
       ProbedKernel *kernel;
       unsigned registers;
       OccupancyDrop drop;
+      /// The block sizes and shared memory the cap was chosen for.
+      SmallVector<int64_t> threads;
+      int64_t shared;
     };
     SmallVector<Cap> caps;
     SmallVector<PTXModuleOp> capped;
@@ -2228,7 +2208,7 @@ struct ProbePass : public gpuopt::impl::ProbeBase<ProbePass> {
       if (!drop)
         continue;
       entry.setMaxnreg(keep);
-      caps.push_back({&kernel, keep, *drop});
+      caps.push_back({&kernel, keep, *drop, std::move(threads), shared});
       auto module = entry->getParentOfType<PTXModuleOp>();
       if (!llvm::is_contained(capped, module))
         capped.push_back(module);
@@ -2274,8 +2254,8 @@ struct ProbePass : public gpuopt::impl::ProbeBase<ProbePass> {
       // Never trade the kernel's speed for spills it did not have, but keep
       // every block size it could launch with launchable: one that does not
       // fit an SM at all fails to launch.
-      SmallVector<int64_t> threads = getLaunchThreads(entry);
-      int64_t shared = getSharedBytes(entry, before);
+      ArrayRef<int64_t> threads = cap.threads;
+      int64_t shared = cap.shared;
       auto [fit, tooLarge] = getLaunchableRegisters(
           limits, threads, shared, before.registers, after.registers);
       unsigned registers = std::min(after.registers, fit);
