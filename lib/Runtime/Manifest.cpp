@@ -208,6 +208,7 @@ private:
   Status expectObject(const json &J, const std::string &Path,
                       std::initializer_list<const char *> Keys) const;
   Status getUInt(const json &V, const std::string &Path, uint64_t &Out) const;
+  Status getBool(const json &V, const std::string &Path, bool &Out) const;
   Status getString(const json &V, const std::string &Path,
                    std::string &Out) const;
   Status getDim3(const json &V, const std::string &Path, Dim3 &Out) const;
@@ -285,6 +286,15 @@ Status ManifestReader::getUInt(const json &V, const std::string &Path,
     return fail(Path, std::string("expected an unsigned integer, got ") +
                           jsonTypeName(V));
   Out = V.get<uint64_t>();
+  return Status::success();
+}
+
+Status ManifestReader::getBool(const json &V, const std::string &Path,
+                               bool &Out) const {
+  if (!V.is_boolean())
+    return fail(Path,
+                std::string("expected true or false, got ") + jsonTypeName(V));
+  Out = V.get<bool>();
   return Status::success();
 }
 
@@ -466,13 +476,9 @@ Status ManifestReader::readLaunch(const json &J, const std::string &Path,
       return S;
     L.MaxThreads = D;
   }
-  if (auto It = J.find("smem_optin"); It != J.end()) {
-    if (!It->is_boolean())
-      return fail(member(Path, "smem_optin"),
-                  std::string("expected true or false, got ") +
-                      jsonTypeName(*It));
-    L.SmemOptin = It->get<bool>();
-  }
+  if (auto It = J.find("smem_optin"); It != J.end())
+    if (Status S = getBool(*It, member(Path, "smem_optin"), L.SmemOptin))
+      return S;
   return Status::success();
 }
 
@@ -643,20 +649,13 @@ Status ManifestReader::readProbe(const json &J, const std::string &Path,
   if (Status S =
           getUInt(RecordBytes, member(Path, "record_bytes"), P.RecordBytes))
     return S;
-  if (auto It = J.find("overflow_counter"); It != J.end()) {
-    if (!It->is_boolean())
-      return fail(member(Path, "overflow_counter"),
-                  std::string("expected true or false, got ") +
-                      jsonTypeName(*It));
-    P.OverflowCounter = It->get<bool>();
-  }
-  if (auto It = J.find("slot_counts"); It != J.end()) {
-    if (!It->is_boolean())
-      return fail(member(Path, "slot_counts"),
-                  std::string("expected true or false, got ") +
-                      jsonTypeName(*It));
-    P.SlotCounts = It->get<bool>();
-  }
+  if (auto It = J.find("overflow_counter"); It != J.end())
+    if (Status S =
+            getBool(*It, member(Path, "overflow_counter"), P.OverflowCounter))
+      return S;
+  if (auto It = J.find("slot_counts"); It != J.end())
+    if (Status S = getBool(*It, member(Path, "slot_counts"), P.SlotCounts))
+      return S;
   const json *Fields = nullptr;
   if (Status S = getArray(J, Path, "fields", /*Required=*/true, Fields))
     return S;

@@ -19,10 +19,11 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <cctype>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <cxxabi.h>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -748,23 +749,15 @@ void resolve(KernelSpec &K) {
   K.SmemOptin = L.SmemOptin && *K.Smem > 0;
 }
 
-/// The demangled name of a variable at namespace scope (_ZN2ns5coeffE is
-/// ns::coeff), or "" for any other name.
+/// The demangled name of a mangled variable (_ZN2ns5coeffE is ns::coeff),
+/// or "" for a name that is not mangled.
 std::string demangleVariable(const std::string &Name) {
-  if (Name.rfind("_ZN", 0) != 0 || Name.back() != 'E')
+  if (Name.rfind("_Z", 0) != 0)
     return "";
-  std::string Out;
-  size_t Pos = 3;
-  while (Pos + 1 < Name.size()) {
-    size_t Len = 0;
-    while (Pos < Name.size() && std::isdigit((unsigned char)Name[Pos]))
-      Len = Len * 10 + size_t(Name[Pos++] - '0');
-    if (!Len || Pos + Len >= Name.size())
-      return "";
-    Out += (Out.empty() ? "" : "::") + Name.substr(Pos, Len);
-    Pos += Len;
-  }
-  return Pos + 1 == Name.size() ? Out : "";
+  int Status = 0;
+  std::unique_ptr<char, void (*)(void *)> Out(
+      abi::__cxa_demangle(Name.c_str(), nullptr, nullptr, &Status), std::free);
+  return Status == 0 && Out ? std::string(Out.get()) : "";
 }
 
 /// Resolves each --const against the module's variables, which a PTX file
