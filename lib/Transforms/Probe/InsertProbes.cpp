@@ -1891,6 +1891,22 @@ getEntryResources(PTXModuleOp module, const PtxasOptions &options) {
   return byName;
 }
 
+/// ptxas's reports of `modules`, by module and kernel name.
+using ModuleResources =
+    llvm::DenseMap<Operation *, llvm::StringMap<KernelResources>>;
+static FailureOr<ModuleResources>
+getModuleResources(ArrayRef<PTXModuleOp> modules, const PtxasOptions &options) {
+  ModuleResources reports;
+  for (PTXModuleOp module : modules) {
+    FailureOr<llvm::StringMap<KernelResources>> r =
+        getEntryResources(module, options);
+    if (failed(r))
+      return failure();
+    reports[module] = std::move(*r);
+  }
+  return reports;
+}
+
 struct ProbePass : public gpuopt::impl::ProbeBase<ProbePass> {
   using ProbeBase::ProbeBase;
 
@@ -2133,13 +2149,12 @@ struct ProbePass : public gpuopt::impl::ProbeBase<ProbePass> {
       if (!llvm::is_contained(retried, module))
         retried.push_back(module);
     }
-    for (PTXModuleOp module : retried) {
-      FailureOr<llvm::StringMap<KernelResources>> r =
-          getEntryResources(module, ptxasOptions);
-      if (failed(r))
-        return failure();
-      reports[module] = std::move(*r);
-    }
+    FailureOr<ModuleResources> retriedReports =
+        getModuleResources(retried, ptxasOptions);
+    if (failed(retriedReports))
+      return failure();
+    for (auto &[module, report] : *retriedReports)
+      reports[module] = std::move(report);
     for (Retry &retry : retries) {
       ProbedKernel &kernel = *retry.kernel;
       auto module = kernel.entry->getParentOfType<PTXModuleOp>();
@@ -2214,14 +2229,10 @@ struct ProbePass : public gpuopt::impl::ProbeBase<ProbePass> {
         capped.push_back(module);
     }
     // ptxas again, to see whether the caps cost spills.
-    llvm::DenseMap<Operation *, llvm::StringMap<KernelResources>> reports;
-    for (PTXModuleOp module : capped) {
-      FailureOr<llvm::StringMap<KernelResources>> r =
-          getEntryResources(module, ptxasOptions);
-      if (failed(r))
-        return failure();
-      reports[module] = std::move(*r);
-    }
+    FailureOr<ModuleResources> reports =
+        getModuleResources(capped, ptxasOptions);
+    if (failed(reports))
+      return failure();
     auto spills = [](const KernelResources &k) {
       return k.spillStores + k.spillLoads;
     };
@@ -2231,7 +2242,7 @@ struct ProbePass : public gpuopt::impl::ProbeBase<ProbePass> {
       const KernelResources &before = cap.kernel->before;
       const KernelResources &after = cap.kernel->resources;
       KernelResources withCap =
-          reports[entry->getParentOfType<PTXModuleOp>()].lookup(name);
+          (*reports)[entry->getParentOfType<PTXModuleOp>()].lookup(name);
       auto describe = [](const OccupancyDrop &drop) {
         return llvm::formatv("from {0} to {1} blocks per SM for blocks of {2} "
                              "threads{3}",
