@@ -19,7 +19,8 @@ Pairs:
 
 Inputs are gpu-run's seeded random numbers at the sizes of the kernels'
 headers (check_suite.py checks the same kernels for correctness). Output:
-OUT_DIR/baselines-<gpu>.md, .csv and .json (the raw gpu-run report).
+OUT_DIR/baselines-<gpu>.md, .csv and .json (the raw gpu-run report). The run
+goes through gpuopt.bench (pip install ./python).
 
 usage: baselines.py [--gpu-run PATH] [--out-dir DIR] [--warmup N] [--repeat N]
                     [--date YYYY-MM-DD] [--only-pairs SUBSTR] [--from-json FILE]
@@ -32,18 +33,36 @@ import itertools
 import json
 import os
 import re
-import shutil
-import subprocess
 import sys
 import tempfile
 
-from check_suite import sm_count  # the same grids as the reference check
+from gpuopt import bench
+from gpuopt.tools import ToolNotFound, find_tool
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 DL = ["im2col", "maxpool", "batchnorm_stats", "upsample_bilinear", "histogram"]
 CRYPTO = ["ethash_like", "blake2b", "sha256d", "blake256"]
 MEMORY_BOUND = DL + ["ethash_like", "reduce_shfl"]
+
+
+def sm_count():
+    """SMs of the GPU (PyTorch's view), else an H100 SXM's 132: the grids of
+    the grid-stride kernels, here and in check_suite.py."""
+    try:
+        import torch
+        if torch.cuda.is_available():
+            return torch.cuda.get_device_properties(0).multi_processor_count
+    except ImportError:
+        pass
+    return 132
+
+
+def default_gpu_run():
+    try:
+        return find_tool("gpu-run")
+    except ToolNotFound:
+        return os.path.join(ROOT, "build", "bin", "gpu-run")
 
 
 def cdiv(a, b):
@@ -177,8 +196,7 @@ def describe_command(argv):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--gpu-run", default=shutil.which("gpu-run") or
-                    os.path.join(ROOT, "build", "bin", "gpu-run"))
+    ap.add_argument("--gpu-run", default=default_gpu_run())
     ap.add_argument("--out-dir", default=os.path.join(ROOT, "docs", "results"))
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--repeat", type=int, default=30)
@@ -205,18 +223,12 @@ def main(argv=None):
                         "modes": ["alone", "serial", "concurrent"]} for _, a, b in chosen]}
     os.makedirs(args.out_dir, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
-        spec_path = os.path.join(tmp, "baselines-spec.json")
-        report_path = os.path.join(tmp, "report.json")
-        with open(spec_path, "w") as f:
-            json.dump(spec, f, indent=1)
-        cmd = [args.gpu_run, "--spec", spec_path, "--json", report_path]
-        print("baselines:", " ".join(cmd), flush=True)
-        proc = subprocess.run(cmd, timeout=420)
-        if proc.returncode != 0:
-            print(f"baselines: error: gpu-run exited with {proc.returncode}", file=sys.stderr)
+        report, error, _ = bench.run_spec(
+            args.gpu_run, spec, tmp, "baselines-spec", timeout=420, stream=True,
+            log=lambda cmd: print("baselines:", cmd, flush=True))
+        if error:
+            print(f"baselines: error: gpu-run {error}", file=sys.stderr)
             return 1
-        with open(report_path) as f:
-            report = json.load(f)
 
     command = describe_command(argv if argv is not None else sys.argv[1:])
     write_results(spec, report, args.out_dir, args.date, command)

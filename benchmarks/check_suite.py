@@ -16,9 +16,10 @@ profile scratch), passed as null: these kernels need no scratch. Their block
 is num_warps * 32 threads (the PTX's .reqntid) and their dynamic shared
 memory the size Triton's compile metadata reports (compile_aot.py prints it).
 
-Needs numpy, PyTorch with CUDA for the float64 references of the GEMMs and
-attention (numpy on the CPU otherwise, slow), a GPU and gpu-run (found on
-PATH, in build/bin, or given with --gpu-run). Exit status 0 when every kernel
+Needs the gpuopt package (pip install ./python), numpy, PyTorch with CUDA
+for the float64 references of the GEMMs and attention (numpy on the CPU
+otherwise, slow), a GPU and gpu-run (--gpu-run, $GPUOPT_BIN_DIR, PATH, or
+build/bin). Exit status 0 when every kernel
 passes.
 
 usage: check_suite.py [--gpu-run PATH] [--only NAME ...] [--seed N]
@@ -38,6 +39,10 @@ import time
 import traceback
 
 import numpy as np
+from baselines import sm_count  # the grids baselines.py times
+
+from gpuopt.tools import ToolNotFound, find_tool
+from gpuopt.verify import compare_arrays, gpu_run_type, kernel_command
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CORPUS = os.path.join(ROOT, "test", "corpus")
@@ -93,14 +98,11 @@ class Context:
         """Runs one kernel; returns {arg index: read-only memmap of dtype}."""
         paths = {i: self.file(f"out{i}.bin") for i in outs}
         report = self.file("gpu-run.json")
-        cmd = [self.gpu_run, os.path.join(CORPUS, ptx), "--grid",
-               ",".join(map(str, grid if isinstance(grid, tuple) else (grid,))),
-               "--block", str(block), "--smem", str(smem),
-               "--warmup", "1", "--repeat", "3", "--json", report]
-        if kernel:
-            cmd += ["--kernel", kernel]
-        for a in args:
-            cmd += ["--arg", a]
+        spec = {"module": os.path.join(CORPUS, ptx), "kernel": kernel,
+                "grid": list(grid if isinstance(grid, tuple) else (grid,)),
+                "block": [block], "smem": smem, "args": args}
+        cmd = kernel_command(self.gpu_run, spec) + ["--warmup", "1", "--repeat", "3",
+                                                    "--json", report]
         for i, p in paths.items():
             cmd += ["--out", f"{i}:{p}"]
         # Recorded without machine paths: the repository is the current
@@ -126,17 +128,12 @@ class Context:
         if got.dtype != ref.dtype or got.size != ref.size:
             return self._result(False, f"{what}: got {got.size} x {got.dtype}, "
                                        f"expected {ref.size} x {ref.dtype}")
-        width = ref.dtype.itemsize
-        g = got.view(np.uint8).reshape(-1, width)
-        r = ref.view(np.uint8).reshape(-1, width)
-        bad = np.nonzero((g != r).any(axis=1))[0]
-        if bad.size == 0:
-            return self._result(True, f"{what}: bit-exact ({ref.size} x {ref.dtype})")
-        poisoned = int((g[bad] == POISON).all(axis=1).sum())
-        i = int(bad[0])
-        return self._result(False, f"{what}: {bad.size} of {ref.size} elements differ "
-                                   f"({poisoned} never written); first at {i}: "
-                                   f"got {got[i]!r}, expected {ref[i]!r}")
+        # The comparison gpuopt.verify makes of fused and probed kernels.
+        ty = gpu_run_type(ref.dtype)
+        if ty == "u8" and ref.dtype != np.uint8:
+            got, ref = got.view(np.uint8), ref.view(np.uint8)
+        ok, detail = compare_arrays(got, ref, ty)
+        return self._result(ok, f"{what}: {detail}")
 
     def close(self, what, got, ref, tol):
         """||got - ref|| / ||ref|| <= tol, with ref in float64."""
@@ -173,16 +170,6 @@ def s32(v):
 
 def u32(v):
     return f"scalar:u32:{v}"
-
-
-def sm_count():
-    try:
-        import torch
-        if torch.cuda.is_available():
-            return torch.cuda.get_device_properties(0).multi_processor_count
-    except ImportError:
-        pass
-    return 132  # An H100 SXM.
 
 
 def matmul64(a, b):
@@ -826,9 +813,10 @@ KERNELS = [
 
 
 def find_gpu_run():
-    found = shutil.which("gpu-run")
-    if found:
-        return found
+    try:
+        return find_tool("gpu-run")
+    except ToolNotFound:
+        pass
     for d in ("build", "build-rt"):
         p = os.path.join(ROOT, d, "bin", "gpu-run")
         if os.access(p, os.X_OK):

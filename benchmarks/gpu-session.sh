@@ -20,6 +20,10 @@ mkdir -p "$OUT"
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 export PYTHONUNBUFFERED=1
+# The scripts import the gpuopt package (python/); offline, pip builds it with
+# the setuptools at hand.
+python3 -c 'import gpuopt' 2>/dev/null || python3 -m pip install -q ./python ||
+  python3 -m pip install -q --no-build-isolation --no-deps ./python
 
 nvidia-smi -L
 python3 -c 'import sys, numpy, torch; print("python", sys.version.split()[0], "numpy", numpy.__version__, "torch", torch.__version__)'

@@ -4,7 +4,8 @@
 # Installs: cmake, ninja, g++, LLVM/MLIR 22 (llvm-22-dev libmlir-22-dev
 # mlir-22-tools), yaml-cpp; and, when no ptxas is found, NVIDIA's ptxas wheel
 # (requirements-test.txt); numpy and pytest for the Python tests
-# (gpuopt_install_pytest). Exports GPUOPT_ROOT, BUILD_DIR and PTXAS.
+# (gpuopt_install_pytest), or a virtualenv with them and the gpuopt package
+# (gpuopt_python_venv). Exports GPUOPT_ROOT, BUILD_DIR and PTXAS.
 
 GPUOPT_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD_DIR=${BUILD_DIR:-$GPUOPT_ROOT/build}
@@ -49,6 +50,26 @@ gpuopt_install_pytest() {
   python3 -c 'import numpy, pytest, matplotlib' 2>/dev/null && return 0
   grep -E '^(numpy|pytest|matplotlib)==' "$GPUOPT_ROOT/requirements-test.txt" |
     xargs python3 -m pip install -q
+}
+
+# A fresh virtualenv in $BUILD_DIR/python-venv: numpy, matplotlib and pytest at
+# the pins of requirements-test.txt, then the gpuopt package as users install
+# it (pip install ./python). Prints the virtualenv's bin folder.
+gpuopt_python_venv() {
+  local venv="$BUILD_DIR/python-venv"
+  if ! python3 -c 'import ensurepip, venv' 2>/dev/null; then
+    echo "gpu-opt: installing python3-venv" >&2
+    local sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -qq >&2
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq python3-venv >/dev/null
+  fi
+  rm -rf "$venv"
+  python3 -m venv "$venv" >&2 || return 1
+  grep -E '^(numpy|pytest|matplotlib)==' "$GPUOPT_ROOT/requirements-test.txt" |
+    xargs "$venv/bin/python" -m pip install -q >&2 || return 1
+  "$venv/bin/python" -m pip install -q "$GPUOPT_ROOT/python" >&2 || return 1
+  echo "$venv/bin"
 }
 
 gpuopt_build() {

@@ -30,8 +30,10 @@ Subcommands:
             in several calls). --from-json re-renders them without a GPU.
 
 DIR defaults to build/fusion (ignored by git: carry it to a GPU machine).
-Needs: generate, the standard library; check, numpy; bench, matplotlib for
-the plot (skipped without it). Tests: python3 -m pytest benchmarks/fusion.
+Needs the gpuopt package (pip install ./python): check is gpuopt.verify,
+profile gpuopt.profile, bench's timing gpuopt.bench; check needs numpy, bench
+matplotlib for the plot (skipped without it). Tests: python3 -m pytest
+benchmarks/fusion.
 
 Grids are the launch sizes of kernel_specs() for --sm-count SMs (default 132,
 an H100 SXM), recorded in variants.json; check and bench warn when the GPU
@@ -58,45 +60,44 @@ import csv
 import datetime
 import fractions
 import hashlib
+import importlib.util
 import json
 import math
 import os
 import re
 import shlex
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-import types
+
+from gpuopt import bench as gbench
+from gpuopt import profile as gprofile
+from gpuopt.bench import merge_groups, overlap_efficiency
+from gpuopt.launch_args import MappingError, args_bytes, fused_kernel, map_args, part_order
+from gpuopt.tools import ToolNotFound, run_watchdog
+from gpuopt.tools import find_tool as _find_tool
+from gpuopt.verify import Verifier, transformed_spec
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(ROOT, "python"))
-from gpuopt.launch_args import (TYPE_SIZE, MappingError, extra_arg,  # noqa: E402
-                                args_bytes, fused_kernel, map_args, pack_by_bytes,
-                                parse_arg, part_order)
 
 
-def _import_baselines():
-    """benchmarks/baselines.py; its check_suite import needs numpy, which
-    generate does not: without numpy, a stand-in gives sm_count()."""
-    try:
-        import baselines
-    except ModuleNotFoundError as e:
-        if e.name != "numpy":
-            raise
-        stub = types.ModuleType("check_suite")
-        stub.sm_count = lambda: 132
-        sys.modules["check_suite"] = stub
-        import baselines
-    return baselines
+def _load_sibling(name, path):
+    """A script of benchmarks/ by its path (the scripts are not a package; the
+    suite lists live in benchmarks/baselines.py)."""
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
-baselines = _import_baselines()
+baselines = _load_sibling("baselines", os.path.join(ROOT, "benchmarks", "baselines.py"))
 
 SM_COUNT = 132  # An H100 SXM.
 CHIP = "sm_90a"
@@ -119,11 +120,6 @@ LONG_MIXED = [f"ethash_like+{b}" for b in ("blake2b", "sha256d", "blake256")] + 
 MAX_THREADS = 1024
 REGS_PER_SM = 65536
 THREADS_PER_SM = 2048
-NP_TYPE = {"u8": "u1", "s8": "i1", "i8": "i1", "u16": "u2", "s16": "i2", "i16": "i2",
-           "f16": "f2", "bf16": "u2", "u32": "u4", "s32": "i4", "i32": "i4",
-           "f32": "f4", "u64": "u8", "s64": "i8", "i64": "i8", "f64": "f8"}
-FLOAT_TYPES = {"f16", "f32", "f64"}
-POISON = 0xFF
 
 
 def log(*a):
@@ -376,51 +372,7 @@ def sha256_file(path):
     return h.hexdigest()
 
 
-# Process runs with a watchdog --------------------------------------------------
-
-class Run:
-    def __init__(self, rc, out, err, hung, wall):
-        self.rc, self.out, self.err, self.hung, self.wall = rc, out, err, hung, wall
-
-    def message(self, lines=6):
-        text = (self.err.strip() or self.out.strip()).splitlines()
-        return " / ".join(text[-lines:]) if text else f"exit status {self.rc}"
-
-
-def run_watchdog(cmd, timeout, cwd=None):
-    """Runs cmd in its own process group; past `timeout` seconds the group is
-    killed and the run reported as hung."""
-    start = time.time()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, errors="replace", cwd=cwd, start_new_session=True)
-    hung = False
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        hung = True
-        _kill_group(proc)
-        out, err = proc.communicate()
-    except BaseException:
-        _kill_group(proc)
-        proc.communicate()
-        raise
-    return Run(proc.returncode, out, err, hung, time.time() - start)
-
-
-def _kill_group(proc):
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
 # Arguments -----------------------------------------------------------------------
-
-def output_args(args):
-    """Indices of the buffer arguments the kernel writes (init out or zero)."""
-    return [i for i, a in enumerate(args)
-            if parse_arg(a)["kind"] == "buf" and parse_arg(a)["init"] in ("out", "zero")]
-
 
 spec_bytes = args_bytes
 
@@ -663,68 +615,7 @@ def load_json(path):
         return json.load(f)
 
 
-# Comparison --------------------------------------------------------------------------
-
-def _fmt_value(x, ty):
-    if ty == "bf16":
-        return f"0x{int(x):04x} (bf16 bits)"
-    if ty in FLOAT_TYPES:
-        return repr(float(x))
-    return str(int(x))
-
-
-def compare_files(got_path, ref_path, ty, tol=None, chunk=1 << 24):
-    """Compares two raw buffers of element type ty: bit-exact, or with tol,
-    |got - ref| <= tol * |ref| elementwise (bit-equal elements, NaN included,
-    always pass). Returns (ok, detail)."""
-    import numpy as np
-    gs, rs = os.path.getsize(got_path), os.path.getsize(ref_path)
-    if gs != rs:
-        return False, f"size: got {gs} bytes, expected {rs}"
-    dtype = np.dtype(NP_TYPE.get(ty, "u1"))
-    if gs % dtype.itemsize:
-        dtype, ty = np.dtype("u1"), "u8"
-    n = gs // dtype.itemsize
-    if n == 0:
-        return True, "empty"
-    udtype = np.dtype(f"u{dtype.itemsize}")
-    got = np.memmap(got_path, dtype=dtype, mode="r")
-    ref = np.memmap(ref_path, dtype=dtype, mode="r")
-    use_tol = tol is not None and ty in FLOAT_TYPES
-    bad_count, first, never, max_rel = 0, None, 0, 0.0
-    for start in range(0, n, chunk):
-        g, r = got[start:start + chunk], ref[start:start + chunk]
-        gu, ru = g.view(udtype), r.view(udtype)
-        bad = gu != ru
-        if use_tol and bad.any():
-            gf, rf = g.astype(np.float64), r.astype(np.float64)
-            with np.errstate(invalid="ignore", over="ignore"):
-                err = np.abs(gf - rf)
-                rel = np.where(rf != 0, err / np.abs(rf), err)
-                bad &= ~(err <= tol * np.abs(rf))
-                finite = np.isfinite(rel)
-                if finite.any():
-                    max_rel = max(max_rel, float(rel[finite].max()))
-        idx = np.flatnonzero(bad)
-        if idx.size:
-            bad_count += int(idx.size)
-            never += int((gu[idx] == np.iinfo(udtype).max).sum())
-            if first is None:
-                i = int(idx[0])
-                first = (start + i, g[i], r[i])
-    del got, ref
-    what = f"{n} x {ty}"
-    if bad_count == 0:
-        if use_tol:
-            return True, f"within rel {tol:g} ({what}, max rel err {max_rel:.2e})"
-        return True, f"bit-exact ({what})"
-    i, gv, rv = first
-    text = (f"{bad_count} of {n} elements differ" +
-            (f" beyond rel {tol:g}" if use_tol else "") +
-            (f" ({never} never written: 0xFF)" if never else "") +
-            f"; first at {i}: got {_fmt_value(gv, ty)}, expected {_fmt_value(rv, ty)}")
-    return False, text
-
+# Check ---------------------------------------------------------------------------------
 
 def tolerance_for(label):
     return TOLERANCE.get(label)
@@ -733,164 +624,72 @@ def tolerance_for(label):
 # Check ---------------------------------------------------------------------------------
 
 class Checker:
-    """Runs originals (outputs cached until no variant needs them) and fused
-    variants through gpu-run, and compares their outputs."""
+    """The suite's variants through gpuopt.verify: the originals of
+    variants.json (outputs kept until drop_original) against each variant's
+    fused kernel."""
 
     def __init__(self, args, meta, workdir):
         self.args, self.meta, self.workdir = args, meta, workdir
-        self.gpu_run = os.path.abspath(args.gpu_run)
-        self.originals = {}
-        self.device = None
+        self.verifier = Verifier(os.path.abspath(args.gpu_run), workdir, args.timeout,
+                                 log=log, describe=self.describe)
+        self.warned = False
 
-    def kernel_cmd(self, spec):
-        cmd = [self.gpu_run, from_root(spec["module"])]
-        if spec.get("kernel"):
-            cmd += ["--kernel", spec["kernel"]]
-        cmd += ["--grid", ",".join(map(str, spec["grid"])),
-                "--block", ",".join(map(str, spec["block"])),
-                "--smem", str(spec.get("smem", 0))]
-        for a in spec["args"]:
-            cmd += ["--arg", a]
-        return cmd
+    @property
+    def device(self):
+        return self.verifier.device
 
-    def run_original(self, label):
-        """{ok, detail, outs: {arg index: path}, command}, cached."""
-        if label in self.originals:
-            return self.originals[label]
-        spec = self.meta["kernels"][label]
-        d = os.path.join(self.workdir, "orig", label)
-        os.makedirs(d, exist_ok=True)
-        outs = {i: os.path.join(d, f"out{i}.bin") for i in output_args(spec["args"])}
-        report = os.path.join(d, "report.json")
-        cmd = self.kernel_cmd(spec) + ["--repeat", "0", "--json", report]
-        for i, p in outs.items():
-            cmd += ["--out", f"{i}:{p}"]
-        r = run_watchdog(cmd, self.args.timeout)
-        res = {"outs": outs, "command": self.describe(cmd), "wall_s": round(r.wall, 1)}
-        if r.hung:
-            res.update(ok=False, detail=f"original {label}: hang after {self.args.timeout} s")
-        elif r.rc != 0:
-            res.update(ok=False, detail=f"original {label}: gpu-run exit {r.rc}: {r.message()}")
-        else:
-            missing = [p for p in outs.values() if not os.path.exists(p)]
-            res.update(ok=not missing, detail=f"original {label}: no output {missing}"
-                       if missing else "")
-            self.note_device(report)
-        log(f"    original {label}: {'ok' if res['ok'] else res['detail']} ({r.wall:.1f} s)")
-        self.originals[label] = res
-        return res
+    @device.setter
+    def device(self, value):
+        self.verifier.device = value
+
+    def describe(self, cmd):
+        return portable(shlex.join(["gpu-run"] + cmd[1:]),
+                        [(self.workdir, "$WORK"), (self.args.dir, "DIR")])
+
+    def originals(self, v):
+        return [(k, {**self.meta["kernels"][k],
+                     "module": from_root(self.meta["kernels"][k]["module"])})
+                for k in v["kernels"]]
+
+    def entries(self, v):
+        e = self.meta.get("entries", {})
+        return [(e.get(k) or [k])[0] for k in v["kernels"]]
+
+    def fused_files(self, v):
+        return (os.path.join(self.args.dir, v["ptx"]),
+                os.path.join(self.args.dir, v["manifest"]))
 
     def drop_original(self, label):
-        self.originals.pop(label, None)
-        shutil.rmtree(os.path.join(self.workdir, "orig", label), ignore_errors=True)
+        self.verifier.drop_original(label)
 
-    def note_device(self, report_path):
-        if self.device is not None:
+    def note_device(self):
+        if self.device is None or self.warned:
             return
-        try:
-            self.device = load_json(report_path).get("device")
-        except (OSError, ValueError):
-            return
-        sms = (self.device or {}).get("multiprocessors")
+        self.warned = True
+        sms = self.device.get("multiprocessors")
         log(f"check: device {self.device.get('name')} ({sms} SMs)")
         if sms and sms != self.meta.get("sm_count"):
             warn(f"the device has {sms} SMs; the variants' grids were generated for "
                  f"{self.meta.get('sm_count')} (correct still, but grid-stride kernels get "
                  "another number of blocks per SM)")
 
-    def describe(self, cmd):
-        return portable(shlex.join(["gpu-run"] + cmd[1:]),
-                        [(self.workdir, "$WORK"), (self.args.dir, "DIR")])
-
-    def fused_cmd(self, v):
-        ptx = os.path.join(self.args.dir, v["ptx"])
-        man = os.path.join(self.args.dir, v["manifest"])
-        manifest = load_json(man)
-        a, b = v["kernels"]
-        specs = self.meta["kernels"]
-        args, notes, where = map_args(manifest, self.entries(v),
-                                      [specs[a]["args"], specs[b]["args"]])
-        cmd = [self.gpu_run, ptx, "--manifest", man, "--kernel", fused_kernel(manifest)["name"]]
-        for x in args:
-            cmd += ["--arg", x]
-        return cmd, notes, where
-
-    def entries(self, v):
-        e = self.meta.get("entries", {})
-        return [(e.get(k) or [k])[0] for k in v["kernels"]]
-
     def check_variant(self, v):
         """{result, detail, buffers, ...} for one generated variant."""
         entry = {"id": v["id"], "pair": v["pair"], "variant": v["variant"],
                  "strategy": v["strategy"], "sha256": v.get("sha256")}
-        originals = [self.run_original(k) for k in v["kernels"]]
-        bad = [o["detail"] for o in originals if not o["ok"]]
-        if bad:
-            return {**entry, "result": "FAIL", "detail": "; ".join(bad)}
-        try:
-            cmd, notes, where = self.fused_cmd(v)
-        except (OSError, ValueError, KeyError, MappingError) as e:
-            return {**entry, "result": "FAIL", "detail": f"manifest unusable: {e}"}
-        d = os.path.join(self.workdir, "fused")
-        shutil.rmtree(d, ignore_errors=True)
-        os.makedirs(d)
-        report = os.path.join(d, "report.json")
-        outs = []
-        for p, label in enumerate(v["kernels"]):
-            for i in output_args(self.meta["kernels"][label]["args"]):
-                fi = where[p][i]
-                outs.append((label, i, fi, os.path.join(d, f"p{p}_out{fi}.bin")))
-        cmd += ["--repeat", "0", "--json", report]
-        for label, i, fi, path in outs:
-            cmd += ["--out", f"{fi}:{path}"]
-        entry["command"] = self.describe(cmd)
-        entry["notes"] = notes
-        r = run_watchdog(cmd, self.args.timeout)
-        entry["wall_s"] = round(r.wall, 1)
-        try:
-            if r.hung:
-                return {**entry, "result": "FAIL", "detail": f"hang after {self.args.timeout} s"}
-            if r.rc != 0:
-                return {**entry, "result": "FAIL",
-                        "detail": f"gpu-run exit {r.rc}: {r.message()}"}
-            try:
-                k = load_json(report)["kernels"][0]
-                entry["launch"] = {x: k.get(x) for x in ("grid", "block", "dynamic_smem",
-                                                         "registers", "static_smem",
-                                                         "local_bytes")}
-            except (OSError, ValueError, KeyError, IndexError):
-                pass
-            buffers, ok = [], True
-            for label, i, fi, path in outs:
-                spec = self.meta["kernels"][label]
-                ty = parse_arg(spec["args"][i])["type"]
-                tol = tolerance_for(label)
-                ref = self.originals[label]["outs"][i]
-                if not os.path.exists(path):
-                    b_ok, detail = False, "no output file"
-                else:
-                    b_ok, detail = compare_files(path, ref, ty, tol)
-                ok &= b_ok
-                buffers.append({"kernel": label, "arg": i, "fused_arg": fi, "type": ty,
-                                "tolerance": tol, "ok": b_ok, "detail": detail})
-            entry["buffers"] = buffers
-            failed = [f"{b['kernel']} arg {b['arg']} (fused {b['fused_arg']}): {b['detail']}"
-                      for b in buffers if not b["ok"]]
-            if failed:
-                return {**entry, "result": "FAIL", "detail": "; ".join(failed)}
-            tols = sorted({b["kernel"] for b in buffers if b["tolerance"]})
-            detail = f"{len(buffers)} buffers bit-exact"
-            if tols:
-                detail = (f"{len(buffers)} buffers equal; {', '.join(tols)} within rel "
-                          f"{TOLERANCE[tols[0]]:g} (float atomic order)")
-            return {**entry, "result": "PASS", "detail": detail}
-        finally:
-            shutil.rmtree(d, ignore_errors=True)
+        ptx, man = self.fused_files(v)
+        res = self.verifier.verify(self.originals(v), ptx, man, entries=self.entries(v),
+                                   tolerances={k: TOLERANCE[k] for k in v["kernels"]
+                                               if k in TOLERANCE}, name="fused")
+        self.note_device()
+        return {**entry, **res}
 
     def sanitize(self, v, tool):
         """compute-sanitizer --tool TOOL on one fused launch (no --out)."""
         try:
-            cmd, _, _ = self.fused_cmd(v)
+            cmd, _, _, _ = self.verifier.transformed_command(self.originals(v),
+                                                             *self.fused_files(v),
+                                                             entries=self.entries(v))
         except (OSError, ValueError, KeyError, MappingError) as e:
             return {"result": "error", "detail": str(e)}
         cmd = [self.args.sanitizer, "--tool", tool, "--error-exitcode", "86",
@@ -1150,59 +949,22 @@ def bench_plan(meta, check, only=None):
 
 
 def fused_spec(v, meta, vdir):
-    man_path = os.path.join(vdir, v["manifest"])
-    manifest = load_json(man_path)
-    a, b = v["kernels"]
     ents = [(meta.get("entries", {}).get(k) or [k])[0] for k in v["kernels"]]
-    args, _, _ = map_args(manifest, ents, [meta["kernels"][a]["args"],
-                                           meta["kernels"][b]["args"]])
-    return {"label": v["id"], "module": os.path.join(vdir, v["ptx"]), "manifest": man_path,
-            "kernel": fused_kernel(manifest)["name"], "args": args}
+    spec, _, _, _ = transformed_spec([(k, meta["kernels"][k]) for k in v["kernels"]],
+                                     os.path.join(vdir, v["ptx"]),
+                                     os.path.join(vdir, v["manifest"]), entries=ents)
+    return {"label": v["id"], **spec}
 
 
 def batch_groups(pairs, fused, kernel_bytes, budget):
-    """Splits the work into gpu-run processes whose kernels' buffers fit in
-    `budget` bytes (an original counted once per process). A pair whose fused
-    variants do not fit beside its originals is split into several units, each
-    with the pair's baselines and some of its variants. Returns
+    """gpuopt.bench.batch_groups over the pairs, each a group of its two
+    kernels with its fused variants ({label: variant}) as "also". Returns
     [[(pair, [fused label, ...]), ...], ...]."""
-    units = []
-    for p in pairs:
-        labels = [l for l, v in fused.items() if v["pair"] == p["name"]]
-        base = kernel_bytes[p["a"]] + kernel_bytes[p["b"]]
-        units += [(p, chunk) for chunk in
-                  pack_by_bytes(labels, kernel_bytes.__getitem__, budget, base)]
-        if base + max([kernel_bytes[l] for l in labels] or [0]) > budget:
-            warn(f"{p['name']}: its originals and one variant need more than "
-                 f"{budget / (1 << 30):.1f} GiB")
-    batches, cur, cur_kernels, cur_bytes = [], [], set(), 0
-    for p, labels in units:
-        need = {p["a"], p["b"]} | set(labels)
-        add = sum(kernel_bytes[l] for l in need - cur_kernels)
-        if cur and cur_bytes + add > budget:
-            batches.append(cur)
-            cur, cur_kernels, cur_bytes = [], set(), 0
-            add = sum(kernel_bytes[l] for l in need)
-        cur.append((p, labels))
-        cur_kernels |= need
-        cur_bytes += add
-    if cur:
-        batches.append(cur)
-    return batches
-
-
-def merge_groups(groups):
-    """Groups of one pair measured in several processes as one: the first
-    one's baselines, every one's "also"; parts = how many were merged."""
-    out = {}
-    for g in groups:
-        if g["name"] not in out:
-            out[g["name"]] = {**g, "also": dict(g.get("also") or {}), "parts": 1}
-        else:
-            m = out[g["name"]]
-            m["also"].update(g.get("also") or {})
-            m["parts"] += 1
-    return list(out.values())
+    groups = [{"name": p["name"], "kernels": [p["a"], p["b"]], "pair": p,
+               "also": [label for label, v in fused.items() if v["pair"] == p["name"]]}
+              for p in pairs]
+    return [[(g["pair"], also) for g, also in batch]
+            for batch in gbench.batch_groups(groups, kernel_bytes, budget, warn)]
 
 
 def estimate_s(pairs, fused, meta, rounds):
@@ -1306,34 +1068,21 @@ def cmd_bench(args, argv):
 
     with tempfile.TemporaryDirectory(prefix="fuse-bench-") as tmp:
         for n, batch in enumerate(batches, 1):
-            labels = []
-            for p, also in batch:
-                for l in [p["a"], p["b"]] + also:
-                    if l not in labels:
-                        labels.append(l)
-            spec = {"warmup": args.warmup, "repeat": args.repeat,
-                    "kernels": [kernels[l] for l in labels],
-                    "groups": [{"name": p["name"], "kernels": [p["a"], p["b"]],
-                                "modes": ["alone", "serial", "concurrent", "graph"],
-                                "also": also} for p, also in batch]}
-            spec_path = os.path.join(tmp, f"spec{n}.json")
-            report_path = os.path.join(tmp, f"report{n}.json")
-            with open(spec_path, "w") as f:
-                json.dump(spec, f, indent=1)
+            spec = gbench.batch_spec(
+                [({"name": p["name"], "kernels": [p["a"], p["b"]]}, also) for p, also in batch],
+                kernels, ["alone", "serial", "concurrent", "graph"], args.warmup, args.repeat)
+            labels = [k["label"] for k in spec["kernels"]]
             specs_run.append(spec)
             names = [p["name"] for p, _ in batch]
             log(f"bench: [{n}/{len(batches)}] gpu-run --spec ({len(labels)} kernels, "
                 f"{sum(kernel_bytes[l] for l in labels) / (1 << 30):.1f} GiB): "
                 f"{', '.join(names)}")
-            r = run_watchdog([args.gpu_run, "--spec", spec_path, "--json", report_path],
-                             args.timeout)
+            rep, error, r = gbench.run_spec(args.gpu_run, spec, tmp, f"spec{n}", args.timeout)
             proc = {"pairs": names, "rc": r.rc, "wall_s": round(r.wall, 1)}
-            if r.hung or r.rc != 0 or not os.path.exists(report_path):
-                proc["error"] = (f"killed after {args.timeout} s" if r.hung else
-                                 f"exit {r.rc}: {r.message()}")
+            if error:
+                proc["error"] = error
                 log(f"bench: [{n}/{len(batches)}] FAILED: {proc['error']}")
             else:
-                rep = load_json(report_path)
                 reports.append(rep)
                 log(f"bench: [{n}/{len(batches)}] done in {r.wall:.0f} s")
                 sms = rep.get("device", {}).get("multiprocessors")
@@ -1362,42 +1111,21 @@ def cmd_profile(args, argv):
         print(f"fuse_suite: error: gpu-run {args.gpu_run} is not an executable",
               file=sys.stderr)
         return 2
-    labels = sorted(meta["kernels"])
-    kernels = {l: {**meta["kernels"][l], "module": from_root(meta["kernels"][l]["module"])}
-               for l in labels}
-    budget = int(args.max_gib * (1 << 30))
-    batches = pack_by_bytes(labels, lambda l: spec_bytes(kernels[l]["args"]), budget)
-    merged = None
-    with tempfile.TemporaryDirectory(prefix="fuse-profile-") as tmp:
-        for n, batch in enumerate(batches, 1):
-            spec_path = os.path.join(tmp, f"spec{n}.json")
-            report_path = os.path.join(tmp, f"report{n}.json")
-            with open(spec_path, "w") as f:
-                json.dump({"warmup": args.warmup, "repeat": args.repeat,
-                           "kernels": [kernels[l] for l in batch]}, f, indent=1)
-            log(f"profile: [{n}/{len(batches)}] {', '.join(batch)}")
-            r = run_watchdog([args.gpu_run, "--spec", spec_path, "--json", report_path,
-                              "--occupancy-sweep"], args.timeout)
-            if r.hung or r.rc != 0 or not os.path.exists(report_path):
-                print(f"fuse_suite: error: gpu-run failed on {batch}: "
-                      + (f"killed after {args.timeout} s" if r.hung else
-                         f"exit {r.rc}: {r.message()}"), file=sys.stderr)
-                return 1
-            rep = load_json(report_path)
-            if merged is None:
-                merged = rep
-            else:
-                merged["kernels"].extend(rep.get("kernels", []))
+    kernels = [{**meta["kernels"][label], "label": label,
+                "module": from_root(meta["kernels"][label]["module"])}
+               for label in sorted(meta["kernels"])]
+    try:
+        merged = gprofile.profile(args.gpu_run, kernels, args.warmup, args.repeat,
+                                  args.max_gib, args.timeout, log=log)
+    except gprofile.ProfileError as e:
+        print(f"fuse_suite: error: {e}", file=sys.stderr)
+        return 1
     merged["command"] = describe_command("profile", argv)
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     with open(args.out, "w") as f:
         json.dump(portable(merged), f, indent=1)
-    for k in merged["kernels"]:
-        occ = k.get("occupancy") or {}
-        points = ", ".join(f"{x['blocks_per_sm']}: {x['time']['median_ms']:.4g}"
-                           for x in occ.get("sweep", []))
-        log(f"profile: {k['label']}: {k['time']['median_ms']:.4g} ms at "
-            f"{occ.get('blocks_per_sm')} blocks/SM; {points or 'no sweep'}")
+    for line in gprofile.describe(merged):
+        log(f"profile: {line}")
     log(f"profile: wrote {args.out}")
     return 0
 
@@ -1491,17 +1219,6 @@ def candidate_search(cands, measured, best_ms, tol=1.03):
             out.update(measure=i, share=i / len(feasible))
             break
     return out
-
-
-def overlap_efficiency(serial, fused, ta, tb):
-    """(serial - fused) / (serial - max(ta, tb)): 1 when the pair takes as long
-    as its longer kernel, 0 when as long as serial; None when undefined."""
-    if None in (serial, fused, ta, tb):
-        return None
-    denom = serial - max(ta, tb)
-    if denom <= 0:
-        return None
-    return (serial - fused) / denom
 
 
 def geomean(xs):
@@ -1881,10 +1598,12 @@ def write_bench(saved, out_dir, quiet=False):
 # Command line ------------------------------------------------------------------------------
 
 def find_tool(name):
-    found = shutil.which(name)
-    if found:
-        return found
-    return os.path.join(ROOT, "build", "bin", name)
+    """The tool as gpuopt finds it ($GPUOPT_BIN_DIR, PATH), else this
+    repository's build."""
+    try:
+        return _find_tool(name)
+    except ToolNotFound:
+        return os.path.join(ROOT, "build", "bin", name)
 
 
 def cmd_search_specs(args):
@@ -1981,7 +1700,7 @@ def main(argv=None):
                     help="buffer memory per gpu-run process")
     pr.add_argument("--timeout", type=int, default=900)
     ss = sub.add_parser("search-specs", help="write each pair's two kernels as a gpu-run "
-                        "spec, the input of python/gpuopt/hfuse_search.py (no GPU)")
+                        "spec, the input of python -m gpuopt.hfuse_search (no GPU)")
     ss.add_argument("--dir", default=os.path.join(ROOT, "build", "fusion"))
     ss.add_argument("--out-dir", default=os.path.join(ROOT, "build", "search-in"))
     ss.add_argument("--only", default=None, help="only pairs whose name contains this")

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The GPU half of an exhaustive search over several pairs: runs
-# `hfuse_search.py measure` on each folder that `prepare --exhaustive` wrote
+# `python3 -m gpuopt.hfuse_search measure` on each folder that `prepare --exhaustive` wrote
 # (build/search/<pair>), one after another, and packs the results and logs
 # into OUT/search.tgz. Pairs left when LIMIT seconds have passed are skipped.
 #
@@ -13,6 +13,10 @@ shift 3
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
+# The scripts import the gpuopt package (python/); offline, pip builds it with
+# the setuptools at hand.
+python3 -c 'import gpuopt' 2>/dev/null || python3 -m pip install -q ./python ||
+  python3 -m pip install -q --no-build-isolation --no-deps ./python
 if ! "$GPU_RUN" --help >/dev/null 2>&1; then
   echo "search-session: $GPU_RUN does not run here; building it with g++"
   g++ -std=c++17 -O2 -Iinclude -I"${NLOHMANN_INCLUDE:-/usr/include}" lib/Runtime/*.cpp \
@@ -26,7 +30,7 @@ for dir in "$@"; do
     continue
   fi
   echo "=== $dir ($((SECONDS - start)) s)"
-  python3 python/gpuopt/hfuse_search.py measure --out-dir "$dir" --gpu-run "$GPU_RUN" \
+  python3 -m gpuopt.hfuse_search measure --out-dir "$dir" --gpu-run "$GPU_RUN" \
     >"$dir/measure.log" 2>&1
   echo "exit $?"
   tail -n 40 "$dir/measure.log"

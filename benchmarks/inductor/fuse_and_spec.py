@@ -49,10 +49,10 @@ import subprocess
 import sys
 import time
 
+from gpuopt.capture.inductor import PROGRAM_NAMES, grid_text  # torch-free at import
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, HERE)
-from dump_kernels import PROGRAM_NAMES, grid_text  # noqa: E402  (torch-free at import)
 
 STRATEGIES = ["thread", "interleave", "dynamic", "auto"]
 MODES = ["alone", "serial", "concurrent", "graph"]

@@ -46,6 +46,8 @@ import subprocess
 import sys
 import time
 
+from gpuopt import verify
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 STRATEGIES = ["thread", "interleave", "dynamic", "auto"]
@@ -400,6 +402,9 @@ def compare_files(a, b, elem_type, count, exact=True, tolerance=None):
             return "error", f"missing {os.path.basename(p)}"
         if os.path.getsize(p) != size:
             return "error", f"{os.path.basename(p)} has {os.path.getsize(p)} bytes, expected {size}"
+    if exact:  # the comparison gpuopt.verify makes of fused kernels
+        ok, detail = verify.compare_files(a, b, elem_type)
+        return ("pass" if ok else "fail"), ("bit-identical" if ok else detail)
     same = True
     with open(a, "rb") as fa, open(b, "rb") as fb:
         while True:

@@ -15,6 +15,10 @@ MODE=${1:?usage: extra_checks.sh generate|check BIN OUT}
 BIN=${2:?}
 OUT=${3:?}
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+# The scripts import the gpuopt package (python/); offline, pip builds it with
+# the setuptools at hand.
+python3 -c 'import gpuopt' 2>/dev/null || python3 -m pip install -q ./python ||
+  python3 -m pip install -q --no-build-isolation --no-deps ./python
 NONCES=1048576
 N=16777216
 BLAKE=(--arg buf:u64:10:random:9 --arg scalar:u32:0 --arg scalar:u32:$NONCES
@@ -44,11 +48,10 @@ FUSED_NAME=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["ke
 "$BIN/gpu-run" "$OUT/fused-probed.ptx" --manifest "$OUT/fused-probed.json" \
   "${BLAKE[@]}" "${HIST[@]}" --compare "$OUT/fused.ptx:$FUSED_NAME" \
   --trace "$OUT/fused-trace" --repeat 0
-python3 python/gpuopt/warp_sched.py "$OUT/fused-trace" --json "$OUT/fused-warp-sched.json" \
+python3 -m gpuopt.warp_sched "$OUT/fused-trace" --json "$OUT/fused-warp-sched.json" \
   --plot "$OUT/fused-tail.png"
 python3 - "$OUT/fused-trace" <<'PY'
 import sys
-sys.path.insert(0, "python")
 from gpuopt.trace import load
 import numpy as np
 t = load(sys.argv[1])
@@ -66,11 +69,10 @@ compute-sanitizer --tool memcheck --error-exitcode 3 \
   "$BIN/gpu-run" "$OUT/red-dmat2.ptx" --manifest "$OUT/red-dmat2.json" "${RED[@]}" \
   --compare test/corpus/nvcc/reduce_shfl.ptx:reduce_sum_shfl --tolerance 1e-5 \
   --trace "$OUT/dmat2-trace" --repeat 0
-python3 python/gpuopt/dmat.py "$OUT/dmat-trace" --plot "$OUT/reduce-dmat.png" \
+python3 -m gpuopt.dmat "$OUT/dmat-trace" --plot "$OUT/reduce-dmat.png" \
   --json "$OUT/reduce-dmat.json"
 python3 - "$OUT/dmat-trace" "$OUT/dmat2-trace" <<'PY'
 import sys
-sys.path.insert(0, "python")
 from gpuopt.trace import load
 import numpy as np
 dyn, fixed = load(sys.argv[1]), load(sys.argv[2])

@@ -24,6 +24,10 @@ LOG=${2:?usage: gpu-session.sh check|bench LOG_DIR}
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 mkdir -p "$LOG"
 export PYTHONUNBUFFERED=1
+# The scripts import the gpuopt package (python/); offline, pip builds it with
+# the setuptools at hand.
+python3 -c 'import gpuopt' 2>/dev/null || python3 -m pip install -q ./python ||
+  python3 -m pip install -q --no-build-isolation --no-deps ./python
 SUITE=benchmarks/probes/probe_suite.py
 status=0
 

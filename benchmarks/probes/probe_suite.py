@@ -6,8 +6,8 @@
                      probe; ptxas -v of the original and the probed kernel
                      (registers, spills) into DIR/probes.json
   check    (GPU)     each probed kernel through gpu-run against its original
-                     on the same inputs (--compare: bit-identical outputs)
-                     with --trace, then the records checked where their
+                     on the same inputs (gpuopt.verify: bit-identical
+                     outputs) with --trace, then the records checked where their
                      values can be known (block_sched: one record per warp,
                      SM ids in range, start <= end, no overflow)
   bench    (GPU)     original and probed kernel of every pair timed side by
@@ -18,11 +18,13 @@
                      probes.json: registers and spill bytes, original and
                      probed, per probe (docs/results/probes-registers.md)
 
-Results go to --out-dir (docs/results/probes-<gpu>.md/.json).
+Results go to --out-dir (docs/results/probes-<gpu>.md/.json). Needs the
+gpuopt package (pip install ./python).
 """
 
 import argparse
 import datetime
+import importlib.util
 import json
 import math
 import os
@@ -30,12 +32,28 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
+
+from gpuopt import bench as gbench
+from gpuopt.verify import Verifier
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(ROOT, "benchmarks", "fusion"))
-sys.path.insert(0, os.path.join(ROOT, "python"))
-import fuse_suite as fs  # noqa: E402  (kernel launches, tolerances, tools)
+
+
+def _load_sibling(name, path):
+    """A script of benchmarks/ by its path (the scripts are not a package)."""
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+# The suite's kernel launches and tolerances, and the tools.
+fs = _load_sibling("fuse_suite", os.path.join(ROOT, "benchmarks", "fusion", "fuse_suite.py"))
 
 PROBES = ("block_sched", "gmem_bytes", "tensorop_count", "warp_sched", "dmat",
           "program_progress")
@@ -144,14 +162,6 @@ def cmd_generate(args):
     return 0 if all("error" not in r for r in runs) else 1
 
 
-def launch_args(spec):
-    a = ["--grid", ",".join(map(str, spec["grid"])), "--block",
-         ",".join(map(str, spec["block"])), "--smem", str(spec.get("smem", 0))]
-    for arg in spec["args"]:
-        a += ["--arg", arg]
-    return a
-
-
 def check_block_sched(trace_dir, sms):
     import numpy as np
     from gpuopt.trace import load  # numpy: only the GPU commands need it
@@ -257,67 +267,74 @@ def cmd_check(args):
     meta = fs.load_json(os.path.join(out, "probes.json"))
     results = []
     sms = None
-    for run in meta["runs"]:
-        if run["probe"] not in args.probes or (
-                args.only and not any(o in run["kernel"] for o in args.only)):
-            continue
-        if "error" in run:
-            results.append({**run, "result": "SKIP", "detail": run["error"][:200]})
-            continue
-        module = os.path.join(ROOT, run["spec"]["module"]) if not os.path.isabs(
-            run["spec"]["module"]) else run["spec"]["module"]
-        trace = os.path.join(out, "traces", run["probe"], run["kernel"])
-        shutil.rmtree(trace, ignore_errors=True)
-        os.makedirs(os.path.dirname(trace), exist_ok=True)
-        cmd = ([args.gpu_run, os.path.join(ROOT, run["ptx"]), "--manifest",
-                os.path.join(ROOT, run["manifest"])] + launch_args(run["spec"]) +
-               ["--kernel", run["entry"], "--compare", f"{module}:{run['entry']}",
-                "--trace", trace, "--repeat", "0"])
-        tol = fs.TOLERANCE.get(run["kernel"])
-        if tol:
-            cmd += ["--tolerance", str(tol)]
-        if args.sanitizer:
-            # Every probe store is inside its buffer: memcheck fails the run
-            # with exit code 86 on any out-of-bounds access.
-            cmd = [args.sanitizer, "--tool", "memcheck", "--error-exitcode", "86"] + cmd
-        r = fs.run_watchdog(cmd, args.timeout)
-        res = {"kernel": run["kernel"], "probe": run["probe"]}
-        if r.hung or r.rc not in (0, 1):
-            res.update(result="FAIL", detail=r.message())
-        elif r.rc == 1:
-            res.update(result="FAIL", detail="outputs differ: " + r.message(3))
-        else:
-            m = re.search(r"\((\d+) SMs", r.out)
-            sms = int(m.group(1)) if m else (sms or 132)
-            counting = re.findall(r"counting run: at most (\d+) records per slot, "
-                                  r"buffer (\d+) bytes", r.out)
-            if run["probe"] == "block_sched":
-                problems, info = check_block_sched(trace, sms)
-                what = f"{info.get('warps')} warp records on {info.get('sms_seen')} SMs"
-            elif run["probe"] == "warp_sched":
-                problems, info = check_warp_sched(trace, sms)
-                what = (f"{info.get('warps')} warp records on {info.get('sms_seen')} SMs, "
-                        f"span {info.get('span_ns')} ns")
-            elif run["probe"] in ("dmat", "program_progress"):
-                with open(module) as f:
-                    spins = "mbarrier.try_wait" in f.read()
-                problems, info = check_dynamic(trace, run["probe"], spins)
-                if counting:
-                    info["buffer_bytes"] = int(counting[0][1])
-                what = ", ".join(f"{k} {v}" for k, v in info.items())
+    workdir = tempfile.mkdtemp(prefix="probe-check-")
+    verifier = Verifier(os.path.abspath(args.gpu_run), workdir, args.timeout, log=log)
+    previous = None
+    try:
+        for run in meta["runs"]:
+            if run["probe"] not in args.probes or (
+                    args.only and not any(o in run["kernel"] for o in args.only)):
+                continue
+            if "error" in run:
+                results.append({**run, "result": "SKIP", "detail": run["error"][:200]})
+                continue
+            if previous and previous != run["kernel"]:
+                verifier.drop_original(previous)  # its outputs can be GiBs
+            previous = run["kernel"]
+            module = os.path.join(ROOT, run["spec"]["module"]) if not os.path.isabs(
+                run["spec"]["module"]) else run["spec"]["module"]
+            trace = os.path.join(out, "traces", run["probe"], run["kernel"])
+            shutil.rmtree(trace, ignore_errors=True)
+            os.makedirs(os.path.dirname(trace), exist_ok=True)
+            tol = fs.TOLERANCE.get(run["kernel"])
+            # Every probe store is inside its buffer: under memcheck the
+            # probed run fails with exit code 86 on any out-of-bounds access.
+            prefix = ([args.sanitizer, "--tool", "memcheck", "--error-exitcode", "86"]
+                      if args.sanitizer else [])
+            v = verifier.verify(
+                [(run["kernel"], {**run["spec"], "module": module, "kernel": run["entry"]})],
+                os.path.join(ROOT, run["ptx"]), os.path.join(ROOT, run["manifest"]),
+                kernel=run["entry"], tolerances={run["kernel"]: tol} if tol else None,
+                extra_args=["--trace", trace], prefix=prefix,
+                name=f"{run['probe']}-{run['kernel']}")
+            res = {"kernel": run["kernel"], "probe": run["probe"]}
+            if v["result"] != "PASS":
+                res.update(result="FAIL", detail=v["detail"])
             else:
-                problems, info = check_totals(trace, run["probe"], run["kernel"])
-                what = "totals " + ", ".join(f"{k} {v}" for k, v in info["totals"].items())
-                if info["expected"]:
-                    what += f" (expected {info['expected'][0]} {info['expected'][1]})"
-            res.update(result="FAIL" if problems else "PASS",
-                       detail="; ".join(problems) or
-                       ("outputs " + ("within tolerance" if tol else "bit-identical") +
-                        f"; {what}"), **info)
-        if run["probe"] in ("dmat", "program_progress") and not args.keep_traces:
-            shutil.rmtree(trace, ignore_errors=True)  # can be GiBs
-        log(f"{run['kernel']} + {run['probe']}: {res['result']}: {res['detail'][:160]}")
-        results.append(res)
+                r = verifier.last_run
+                m = re.search(r"\((\d+) SMs", r.out)
+                sms = int(m.group(1)) if m else (sms or 132)
+                counting = re.findall(r"counting run: at most (\d+) records per slot, "
+                                      r"buffer (\d+) bytes", r.out)
+                if run["probe"] == "block_sched":
+                    problems, info = check_block_sched(trace, sms)
+                    what = f"{info.get('warps')} warp records on {info.get('sms_seen')} SMs"
+                elif run["probe"] == "warp_sched":
+                    problems, info = check_warp_sched(trace, sms)
+                    what = (f"{info.get('warps')} warp records on {info.get('sms_seen')} SMs, "
+                            f"span {info.get('span_ns')} ns")
+                elif run["probe"] in ("dmat", "program_progress"):
+                    with open(module) as f:
+                        spins = "mbarrier.try_wait" in f.read()
+                    problems, info = check_dynamic(trace, run["probe"], spins)
+                    if counting:
+                        info["buffer_bytes"] = int(counting[0][1])
+                    what = ", ".join(f"{k} {v}" for k, v in info.items())
+                else:
+                    problems, info = check_totals(trace, run["probe"], run["kernel"])
+                    what = "totals " + ", ".join(f"{k} {v}" for k, v in info["totals"].items())
+                    if info["expected"]:
+                        what += f" (expected {info['expected'][0]} {info['expected'][1]})"
+                res.update(result="FAIL" if problems else "PASS",
+                           detail="; ".join(problems) or
+                           ("outputs " + ("within tolerance" if tol else "bit-identical") +
+                            f"; {what}"), **info)
+            if run["probe"] in ("dmat", "program_progress") and not args.keep_traces:
+                shutil.rmtree(trace, ignore_errors=True)  # can be GiBs
+            log(f"{run['kernel']} + {run['probe']}: {res['result']}: {res['detail'][:160]}")
+            results.append(res)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
     with open(os.path.join(out, args.results), "w") as f:
         json.dump({"date": args.date, "results": results}, f, indent=1)
     passed = sum(r["result"] == "PASS" for r in results)
@@ -364,17 +381,13 @@ def cmd_bench(args):
                             "smem": run["spec"].get("smem", 0),
                             "args": run["spec"]["args"], "time_alone": False})
             groups.append({"name": p, "kernels": [o, p], "modes": ["alone"]})
-        spec_path = os.path.join(out, f"bench-spec-{probe}.json")
-        with open(spec_path, "w") as f:
-            json.dump({"warmup": args.warmup, "repeat": args.repeat, "kernels": kernels,
-                       "groups": groups}, f, indent=1)
-        report_path = os.path.join(out, f"bench-report-{probe}.json")
-        r = subprocess.run([args.gpu_run, "--spec", spec_path, "--json", report_path],
-                           timeout=args.timeout)
-        if r.returncode:
-            log(f"gpu-run failed for {probe} (exit {r.returncode})")
+        report, error, _ = gbench.run_spec(
+            args.gpu_run, {"warmup": args.warmup, "repeat": args.repeat, "kernels": kernels,
+                           "groups": groups}, out, f"bench-spec-{probe}", args.timeout,
+            stream=True)
+        if error:
+            log(f"gpu-run failed for {probe} ({error})")
             return 2
-        report = fs.load_json(report_path)
         for run, g in zip(runs, report["groups"]):
             alone = g["alone"]
             to = alone[run["kernel"]]["median_ms"]

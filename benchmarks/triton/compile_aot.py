@@ -169,7 +169,6 @@ def main(argv=None):
     if args.out is None:
         args.out = os.path.join(REPO_ROOT, DEFAULT_OUT)
 
-    sys.path.insert(0, HERE)
     sys.dont_write_bytecode = True  # keep the source tree clean
     # A private cache: never reuse artefacts from another Triton build or run.
     cache_dir = tempfile.mkdtemp(prefix="triton-aot-cache-")

@@ -47,5 +47,6 @@ cat >"$OUT/time.json" <<JSON
 JSON
 "$BIN/gpu-run" --spec "$OUT/time.json" --json "$OUT/time.out.json" | grep '/ alone'
 
-python3 python/gpuopt/block_sched.py "$OUT/trace" --plot "$OUT/timeline.png" \
+python3 -c "import gpuopt" 2>/dev/null || python3 -m pip install -q ./python
+python3 -m gpuopt.block_sched "$OUT/trace" --plot "$OUT/timeline.png" \
   --perfetto "$OUT/timeline.json" --json "$OUT/block_sched.json"

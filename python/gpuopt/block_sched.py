@@ -13,19 +13,17 @@ does not pair: per SM, while blocks are still being started there, the slot
 time left idle (the most blocks it ran at once, times that window, minus
 the time blocks ran in it).
 
-  python3 python/gpuopt/block_sched.py TRACE_DIR [--plot tl.png] [--perfetto tl.json]
+  python3 -m gpuopt.block_sched TRACE_DIR [--plot tl.png] [--perfetto tl.json]
 """
 
 import argparse
 import heapq
 import json
-import os
 import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from gpuopt.trace import (TraceError, load, perfetto_names,  # noqa: E402
+from gpuopt.trace import (TraceError, load, perfetto_names,
                           perfetto_slice, perfetto_trace)
 
 MAP = "block_sched"

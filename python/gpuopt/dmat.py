@@ -10,17 +10,15 @@ per SM and the map has no SM, so times are per warp: clocks since the
 warp's first access, unwrapped modulo 2^32 from record to record. The plot
 is a density of accesses over (time since warp start, address).
 
-  python3 python/gpuopt/dmat.py TRACE_DIR [--plot dmat.png] [--y mib|page] [--json dmat.json]
+  python3 -m gpuopt.dmat TRACE_DIR [--plot dmat.png] [--y mib|page] [--json dmat.json]
 """
 
 import argparse
-import os
 import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from gpuopt.trace import (load_records, parts,  # noqa: E402
+from gpuopt.trace import (load_records, parts,
                           print_summary, warp_times)
 
 MAP = "dmat"

@@ -9,8 +9,11 @@ keeps the fastest, or says that none wins.
   prepare  (no GPU) runs the planner, builds the chosen candidates with gpu-opt
            (PTX + launch manifest each) and writes gpu-run specs: DIR/spec<N>.json
   measure  (GPU) runs that spec through gpu-run (its progress shows), ranks the
-           candidates by their median time and copies the fastest to
-           DIR/best.ptx + DIR/best.json; writes DIR/result.json
+           candidates by their median time, checks the fastest with
+           gpuopt.verify (its outputs bit for bit those of the kernels run
+           apart; a candidate that fails is reported and left out, and the
+           next one checked) and copies it to DIR/best.ptx + DIR/best.json;
+           writes DIR/result.json
   run      both, where gpu-opt and the GPU are on one machine
   report   (no GPU) a markdown table over several measured searches: how the
            planner's ranking compares with every candidate measured
@@ -37,16 +40,12 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from gpuopt.launch_args import (MappingError, args_bytes, map_args,  # noqa: E402
+from gpuopt.launch_args import (MappingError, args_bytes, map_args,
                                 pack_by_bytes)
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-def find_tool(name):
-    return shutil.which(name) or os.path.join(ROOT, "build", "bin", name)
+from gpuopt.tools import ToolNotFound, find_tool
+from gpuopt.verify import VerifyError, Verifier, parse_tolerances
 
 
 def log(msg):
@@ -303,9 +302,25 @@ def cmd_measure(args):
             rows.append({**c, "ms": t, "speedup": best_base / t})
     if not rows:
         raise SearchError("no candidate was timed")
-    fastest = min(rows, key=lambda c: c["ms"])
+    rows.sort(key=lambda c: c["ms"])
+    excluded = verify_fastest(args, out, search, rows, best_base)
     print(f"\n{device}: kernels apart " + ", ".join(
         f"{m} {t:.4f} ms" for m, t in baselines.items()))
+    for c in excluded:
+        print(f"excluded: {c['description']} ({c['ms']:.4f} ms): its outputs differ from "
+              f"the kernels run apart: {c['verify']['detail']}")
+    if not rows:
+        log("do not fuse: every candidate faster than running the kernels apart failed "
+            "verification")
+        with open(os.path.join(out, "result.json"), "w") as f:
+            json.dump({"device": device, "baselines_ms": baselines,
+                       "best_baseline_ms": best_base, "measured": 0,
+                       "exhaustive": search.get("exhaustive"),
+                       "planner_declined": search.get("planner_declined"), "fastest": None,
+                       "planner_rank_within_3pct": None, "candidates": [],
+                       "excluded": excluded, "fused_wins": False}, f, indent=1)
+        return 3
+    fastest = rows[0]
     print(f"{'rank':>4}  {'candidate':32s} {'predicted':>10s} {'measured':>10s} "
           f"{'vs apart':>8s}")
     for c in sorted(rows, key=lambda c: c["ms"]):
@@ -322,7 +337,7 @@ def cmd_measure(args):
               "planner_declined": search.get("planner_declined"),
               "fastest": {k: fastest[k] for k in ("description", "options", "ms", "speedup")},
               "planner_rank_within_3pct": reach,
-              "candidates": rows}
+              "candidates": rows, "excluded": excluded}
     wins = fastest["ms"] < best_base * 0.99
     if wins:
         shutil.copyfile(fastest["ptx"], os.path.join(out, "best.ptx"))
@@ -341,6 +356,39 @@ def cmd_measure(args):
     return 0 if wins else 3
 
 
+def verify_fastest(args, out, search, rows, best_base):
+    """Verifies the candidates of `rows` (sorted by time) that would win, the
+    fastest first, until one passes: each is run once against the kernels
+    apart on the spec's inputs (gpuopt.verify). Removes the failing ones from
+    `rows` and returns them."""
+    excluded = []
+    if not rows or rows[0]["ms"] >= best_base * 0.99:
+        return excluded
+    with open(os.path.join(out, search["specs"][0])) as f:
+        spec = json.load(f)
+    by_label = {k["label"]: k for k in spec["kernels"]}
+    originals = [(label, by_label[label]) for label in search["kernels"]]
+    tolerances = parse_tolerances(args.tolerance, search["kernels"])
+    workdir = tempfile.mkdtemp(prefix="hfuse-verify-")
+    try:
+        verifier = Verifier(args.gpu_run, workdir, args.timeout, log=log)
+        while rows and rows[0]["ms"] < best_base * 0.99:
+            c = rows[0]
+            log(f"verifying {c['description']} against the kernels apart")
+            result = verifier.verify(originals, c["ptx"], os.path.splitext(c["ptx"])[0] +
+                                     ".json", entries=[k["kernel"] for _, k in originals],
+                                     tolerances=tolerances, name=c["label"])
+            c["verify"] = {"result": result["result"], "detail": result["detail"]}
+            if result["result"] == "PASS":
+                log(f"  PASS: {result['detail']}")
+                break
+            log(f"  FAIL: {result['detail']}: left out")
+            excluded.append(rows.pop(0))
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    return excluded
+
+
 def summarize_search(out_dir):
     """One row of `report`: how the planner's ranking compares with every
     candidate measured in `out_dir`."""
@@ -351,7 +399,9 @@ def summarize_search(out_dir):
     rows = result["candidates"]
     planner = sorted((c for c in rows if c.get("source") == "planner"),
                      key=lambda c: c["rank"])
-    fastest = result["fastest"]
+    # None when every candidate that beat the kernels apart failed verification.
+    fastest = result["fastest"] or {"description": "none verified", "ms": None,
+                                    "speedup": None}
     top = planner[0] if planner else None
     reach = result.get("planner_rank_within_3pct")
     return {
@@ -364,7 +414,7 @@ def summarize_search(out_dir):
         "fastest_speedup": fastest["speedup"], "fused_wins": result["fused_wins"],
         "top": top["description"] if top else None,
         "top_ms": top["ms"] if top else None,
-        "top_over_fastest": top["ms"] / fastest["ms"] if top else None,
+        "top_over_fastest": top["ms"] / fastest["ms"] if top and fastest["ms"] else None,
         "reach": reach,
         "reach_share": reach / result["measured"] if reach else None,
     }
@@ -412,8 +462,8 @@ def cmd_report(args):
         md.append(
             f"| {r['pair']} | {r['measured']} | "
             f"{'declined' if r['planner_declined'] else 'fuses'} | "
-            f"{r['best_baseline_ms']:.4f} | {r['fastest']} | {r['fastest_ms']:.4f} | "
-            f"{r['fastest_speedup']:.3f} | {r['top'] or '-'} | "
+            f"{r['best_baseline_ms']:.4f} | {r['fastest']} | {fmt(r['fastest_ms'], '.4f')} | "
+            f"{fmt(r['fastest_speedup'], '.3f')} | {r['top'] or '-'} | "
             f"{fmt(r['top_ms'], '.4f')} | {fmt(r['top_over_fastest'], '.3f')} | "
             f"{r['reach'] or 'never'} |")
     text = "\n".join(line for line in md if line is not None) + "\n"
@@ -442,7 +492,8 @@ def main(argv=None):
     for name in ("prepare", "run"):
         p = parsers[name]
         p.add_argument("--spec", required=True, help="gpu-run spec of the kernels to fuse")
-        p.add_argument("--gpu-opt", default=find_tool("gpu-opt"))
+        p.add_argument("--gpu-opt", default=None,
+                       help="default: $GPUOPT_BIN_DIR/gpu-opt, else PATH")
         p.add_argument("--profile", default=None,
                        help="gpu-run --json --occupancy-sweep report of the kernels alone")
         p.add_argument("--chip", default=None, help="for ptxas's resource report (sm_90a)")
@@ -454,7 +505,13 @@ def main(argv=None):
         p.add_argument("--max-gib", type=float, default=40.0,
                        help="buffer memory per gpu-run process (each candidate has its own)")
     for name in ("measure", "run"):
-        parsers[name].add_argument("--gpu-run", default=find_tool("gpu-run"))
+        parsers[name].add_argument("--gpu-run", default=None,
+                                   help="default: $GPUOPT_BIN_DIR/gpu-run, else PATH")
+        parsers[name].add_argument("--tolerance", action="append", default=[],
+                                   metavar="[LABEL=]REL",
+                                   help="relative error the winner's float outputs may "
+                                        "have (outputs of float atomics); default: none, "
+                                        "bit for bit")
     rp = sub.add_parser("report", help="compare the planner's ranking with every "
                         "candidate measured, over several searches (markdown)")
     rp.add_argument("dirs", nargs="+", help="folders of measured searches")
@@ -469,11 +526,16 @@ def main(argv=None):
             return 2
     try:
         if args.cmd in ("prepare", "run"):
+            args.gpu_opt = find_tool("gpu-opt", args.gpu_opt)
+        if args.cmd in ("measure", "run"):
+            args.gpu_run = find_tool("gpu-run", args.gpu_run)
+        if args.cmd in ("prepare", "run"):
             rc = cmd_prepare(args)
             if args.cmd == "prepare" or rc:
                 return rc
         return cmd_measure(args)
-    except (SearchError, OSError, subprocess.TimeoutExpired) as e:
+    except (SearchError, ToolNotFound, VerifyError, OSError, ValueError,
+            subprocess.TimeoutExpired) as e:
         print(f"hfuse-search: error: {e}", file=sys.stderr)
         return 2
 

@@ -9,17 +9,15 @@ unwrapped modulo 2^32 from record to record. The report gives the records,
 distinct sites, the most frequent sites and the mean time between a warp's
 successive records; the plot draws site against time for up to 64 warps.
 
-  python3 python/gpuopt/progress.py TRACE_DIR [--plot progress.png] [--json progress.json]
+  python3 -m gpuopt.progress TRACE_DIR [--plot progress.png] [--json progress.json]
 """
 
 import argparse
-import os
 import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from gpuopt.trace import (load_records, parts,  # noqa: E402
+from gpuopt.trace import (load_records, parts,
                           print_summary, warp_times)
 
 MAP = "program_progress"

@@ -4,18 +4,16 @@ asynchronous global bytes) and `tensorop_count` (per warp: mma/wmma.mma and
 wgmma.mma_async executed), from whichever of the two maps the trace has;
 per fused part when the records carry a `part` field.
 
-  python3 python/gpuopt/totals.py TRACE_DIR [--json totals.json]
+  python3 -m gpuopt.totals TRACE_DIR [--json totals.json]
 """
 
 import argparse
 import json
-import os
 import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from gpuopt.trace import TraceError, load, parts, summary_part_label  # noqa: E402
+from gpuopt.trace import TraceError, load, parts, summary_part_label
 
 GMEM, TENSOR = "gmem_bytes", "tensorop_count"
 

@@ -10,20 +10,18 @@ warp ends) to the kernel's end, also as a share of the span; then the 10%
 of warps that end last and their SMs, and warps per SM. Per fused part too
 when the records carry a `part` field.
 
-  python3 python/gpuopt/warp_sched.py TRACE_DIR [--plot tail.png] [--perfetto warps.json]
+  python3 -m gpuopt.warp_sched TRACE_DIR [--plot tail.png] [--perfetto warps.json]
                                       [--json tail.json]
 """
 
 import argparse
 import json
 import math
-import os
 import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from gpuopt.trace import (TraceError, load, part_label, part_names, parts,  # noqa: E402
+from gpuopt.trace import (TraceError, load, part_label, part_names, parts,
                           perfetto_names, perfetto_slice, perfetto_trace,
                           summary_part_label)
 

@@ -3,14 +3,12 @@ fused parts, on synthetic traces written as gpu-run writes them."""
 
 import json
 import os
-import sys
 
 import numpy as np
 import pytest
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from gpuopt import synthetic as syn  # noqa: E402
-from gpuopt import trace as tr  # noqa: E402
+from gpuopt import synthetic as syn
+from gpuopt import trace as tr
 
 
 def _dmat(tmp_path, counts, cap=3):

@@ -2,14 +2,12 @@
 
 import json
 import os
-import sys
 
 import numpy as np
 import pytest
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from gpuopt import block_sched as bs  # noqa: E402
-from gpuopt import trace as tr  # noqa: E402
+from gpuopt import block_sched as bs
+from gpuopt import trace as tr
 
 DTYPE = np.dtype({"names": ["gend", "start", "end", "sm"],
                   "formats": ["<u8", "<u4", "<u4", "<u4"],

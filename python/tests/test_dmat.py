@@ -8,12 +8,10 @@ import sys
 import numpy as np
 import pytest
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from gpuopt import dmat  # noqa: E402
-from gpuopt import synthetic as syn  # noqa: E402
-from gpuopt import trace as tr  # noqa: E402
+from gpuopt import dmat
+from gpuopt import synthetic as syn
+from gpuopt import trace as tr
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 BASE = 0x7F00_0000_0000
 ST = 0x80000000
 WRAP = 1 << 32
@@ -120,7 +118,7 @@ def test_script_without_display(tmp_path):
     _trace(tmp_path)
     png = str(tmp_path / "s.png")
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "MPLBACKEND")}
-    p = subprocess.run([sys.executable, os.path.join(HERE, "dmat.py"), str(tmp_path / "t"),
+    p = subprocess.run([sys.executable, "-m", "gpuopt.dmat", str(tmp_path / "t"),
                         "--plot", png], capture_output=True, text=True, env=env)
     assert p.returncode == 0, p.stderr
     assert os.path.getsize(png) > 1000

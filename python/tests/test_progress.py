@@ -2,15 +2,13 @@
 
 import json
 import os
-import sys
 
 import numpy as np
 import pytest
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from gpuopt import progress as pg  # noqa: E402
-from gpuopt import synthetic as syn  # noqa: E402
-from gpuopt import trace as tr  # noqa: E402
+from gpuopt import progress as pg
+from gpuopt import synthetic as syn
+from gpuopt import trace as tr
 
 WRAP = 1 << 32
 CAP = 5

@@ -1,19 +1,16 @@
 """totals.py: gmem_bytes and tensorop_count totals, per fused part."""
 
 import json
-import os
 import subprocess
 import sys
 
 import numpy as np
 import pytest
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from gpuopt import synthetic as syn  # noqa: E402
-from gpuopt import totals as tot  # noqa: E402
-from gpuopt import trace as tr  # noqa: E402
+from gpuopt import synthetic as syn
+from gpuopt import totals as tot
+from gpuopt import trace as tr
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def gmem(part=False):
@@ -104,7 +101,7 @@ def test_errors(tmp_path, capsys):
     with pytest.raises(tr.TraceError, match="no 'gmem_bytes' map"):
         tot.gmem_totals(tr.load(str(tmp_path / "t")))
     # As a script: a non-zero exit and the message.
-    p = subprocess.run([sys.executable, os.path.join(HERE, "totals.py"),
+    p = subprocess.run([sys.executable, "-m", "gpuopt.totals",
                         str(tmp_path / "t")], capture_output=True, text=True)
     assert p.returncode == 2 and "totals: error:" in p.stderr
     assert tot.main([str(tmp_path / "nope")]) == 2

@@ -2,15 +2,13 @@
 
 import json
 import os
-import sys
 
 import numpy as np
 import pytest
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from gpuopt import synthetic as syn  # noqa: E402
-from gpuopt import trace as tr  # noqa: E402
-from gpuopt import warp_sched as ws  # noqa: E402
+from gpuopt import synthetic as syn
+from gpuopt import trace as tr
+from gpuopt import warp_sched as ws
 
 G = 5_000_000_000  # %globaltimer at the kernel's start, ns
 

@@ -1,7 +1,7 @@
 """CPU tests of hfuse_search.py: prepare, measure and run with stand-in gpu-opt
 and gpu-run scripts (no GPU, no build).
 
-usage: python3 -m pytest python/gpuopt/test_hfuse_search.py
+usage: python3 -m pytest python/tests/test_hfuse_search.py
 
 The stand-ins read their behaviour from JSON files named in the environment:
 FAKE_GPU_OPT_CONFIG (the planner's candidates, a decline, refusals) and
@@ -17,10 +17,8 @@ import sys
 
 import pytest
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from gpuopt import hfuse_search as hs  # noqa: E402
+from gpuopt import hfuse_search as hs
 
-SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "hfuse_search.py")
 
 # gpu-opt MODULE... --hfuse=OPTIONS -o OUT.ptx --manifest OUT.json
 FAKE_GPU_OPT = r'''#!/usr/bin/env python3
@@ -82,14 +80,49 @@ print(f"remark: hfuse: {opts['strategy']} strategy as requested", file=sys.stder
 
 # gpu-run --spec SPEC --json REPORT. Checks the spec as gpu-run does (known keys,
 # unique labels, group labels, files relative to the current directory).
+# gpu-run MODULE [--manifest M] --arg A... --out I:PATH: each output's bytes are
+# a function of the argument text and of the inputs of its kernel (for a fused
+# kernel: of its part, by the manifest's arg_map), so that a fused kernel given
+# its originals' arguments in the right places writes what they write; a
+# module whose "// hfuse:" options hold one of the config's "corrupt" markers
+# writes one byte off.
 FAKE_GPU_RUN = r'''#!/usr/bin/env python3
-import json, os, re, sys
+import hashlib, json, os, re, sys
 args = sys.argv[1:]
-spec_path = args[args.index("--spec") + 1]
-report = args[args.index("--json") + 1]
 cfg = json.load(open(os.environ["FAKE_GPU_RUN_CONFIG"]))
 with open(os.environ["FAKE_LOG"], "a") as f:
     f.write(json.dumps({"tool": "gpu-run", "argv": args, "cwd": os.getcwd()}) + "\n")
+if "--spec" not in args:
+    def values(name):
+        return [args[i + 1] for i, a in enumerate(args) if a == name]
+    kargs, manifest = values("--arg"), values("--manifest")
+    parts = None
+    if manifest:
+        kernel = json.load(open(manifest[0]))["kernels"][0]
+        parts = [p["arg_map"] for p in kernel.get("fused_from", [])] or None
+    text = open(args[0]).read()
+    m = re.search(r"// hfuse: (.*)", text)
+    tokens = set(m.group(1).split()) if m else set()
+    corrupt = any(set(c.split()) <= tokens for c in cfg.get("corrupt", []))
+    def inputs(i):
+        group = next(p for p in parts if i in p) if parts else range(len(kargs))
+        return [kargs[j] for j in group if kargs[j].split(":")[-1] not in ("out", "zero")]
+    for o in values("--out"):
+        idx, path = o.split(":", 1)
+        a = kargs[int(idx)]
+        n = int(a.split(":")[2]) * {"f32": 4, "u32": 4, "u64": 8}[a.split(":")[1]]
+        seed = hashlib.sha256(("|".join(inputs(int(idx))) + "#" + a).encode()).digest()
+        data = bytearray((seed * (n // 32 + 1))[:n])
+        if corrupt:
+            data[n // 2] ^= 1
+        open(path, "wb").write(data)
+    report = values("--json")
+    if report:
+        json.dump({"device": {"name": "Fake GPU"}, "kernels": [{"label": "k"}]},
+                  open(report[0], "w"))
+    sys.exit(0)
+spec_path = args[args.index("--spec") + 1]
+report = args[args.index("--json") + 1]
 
 def fail(msg):
     print(f"gpu-run: error: {msg}", file=sys.stderr)
@@ -234,16 +267,23 @@ class Env:
              "no_candidates": no_candidates}))
 
     def times(self, candidates=None, serial=2.0, concurrent=1.6, graph=1.7, fail=False,
-              default=100.0):
+              default=100.0, corrupt=()):
         (self.dir / "gpu-run.json").write_text(json.dumps(
             {"candidates": candidates or {}, "serial": serial, "concurrent": concurrent,
-             "graph": graph, "fail": fail, "default": default}))
+             "graph": graph, "fail": fail, "default": default, "corrupt": list(corrupt)}))
 
     def calls(self, tool):
         if not self.log.exists():
             return []
         calls = [json.loads(line) for line in self.log.read_text().splitlines()]
         return [c["argv"] for c in calls if c["tool"] == tool]
+
+    def spec_runs(self):
+        """gpu-run's timing runs (--spec), not the verification's single runs."""
+        return [c for c in self.calls("gpu-run") if "--spec" in c]
+
+    def single_runs(self):
+        return [c for c in self.calls("gpu-run") if "--spec" not in c]
 
     def prepare(self, *extra, spec="pair.json", out="out"):
         return hs.main(["prepare", "--spec", spec, "--out-dir", out, "--gpu-opt", self.gpu_opt,
@@ -472,7 +512,7 @@ def test_measure_fused_wins(env, capsys):
     assert (out / "best.json").read_bytes() == (out / "cand1.json").read_bytes()
     assert (out / "best.ptx").read_bytes() != (out / "cand0.ptx").read_bytes()
     assert json.loads((out / "best.json").read_text())["kernels"][0]["name"] == "hfuse_cand1"
-    runs = env.calls("gpu-run")
+    runs = env.spec_runs()
     assert [r[:2] for r in runs] == [["--spec", os.path.join("out", f"spec{n}.json")]
                                      for n in range(3)]
     assert [r[3] for r in runs] == [str(out / f"report{n}.json") for n in range(3)]
@@ -534,8 +574,9 @@ def test_measure_no_win(env):
 
 def test_one_kernel_spec(env):
     env.write_spec("one.json", [ORIGINALS[0]])
-    r = subprocess.run([sys.executable, SCRIPT, "prepare", "--spec", "one.json", "--out-dir",
-                        "out", "--gpu-opt", env.gpu_opt], capture_output=True, text=True)
+    r = subprocess.run([sys.executable, "-m", "gpuopt.hfuse_search", "prepare", "--spec",
+                        "one.json", "--out-dir", "out", "--gpu-opt", env.gpu_opt],
+                       capture_output=True, text=True)
     assert r.returncode == 2
     assert "needs at least two kernels" in r.stderr
     assert env.calls("gpu-opt") == []
@@ -604,7 +645,10 @@ def test_run(env):
     assert result["planner_rank_within_3pct"] == 1
     assert (out / "best.ptx").read_bytes() == (out / "cand0.ptx").read_bytes()
     assert len(env.calls("gpu-opt")) == 3
-    assert len(env.calls("gpu-run")) == 1
+    assert len(env.spec_runs()) == 1
+    # the winner verified: a, b, then the candidate, once each
+    assert [r[0] for r in env.single_runs()] == ["a.ptx", "b.ptx",
+                                                 os.path.join("out", "cand0.ptx")]
 
 
 def test_stale_outputs_removed(env):
@@ -662,3 +706,63 @@ def test_report(env, capsys):
     assert "within 3% of the exhaustive best in 0 of 1 pairs; measuring its top 2" in md
     assert "| a+b | " in md and "| dynamic 1:64 | 1.0000 |" in md
     assert hs.main(["report", "missing"]) == 2
+
+
+# verification of the winner ---------------------------------------------------------
+
+def test_measure_fastest_fails_verification(env, capsys):
+    """The fastest candidate writes other outputs than the kernels apart: it is
+    reported and left out, and the next fastest (verified) wins."""
+    assert env.prepare("--top", "3") == 0
+    env.times(candidates={"strategy=interleave ratio=1,8": 1.2,
+                          "strategy=thread threads=256,512 maxnreg=0": 1.4,
+                          "strategy=dynamic ratio=1,1": 1.5},
+              corrupt=["strategy=interleave ratio=1,8"])
+    capsys.readouterr()
+    assert env.measure() == 0
+    out = env.dir / "out"
+    result = env.json("out/result.json")
+    assert result["fastest"]["description"] == "thread split 256+512"
+    assert result["fastest"]["ms"] == 1.4
+    assert [c["description"] for c in result["excluded"]] == ["interleave 1:8"]
+    bad = result["excluded"][0]
+    assert bad["verify"]["result"] == "FAIL"
+    assert "a arg 1 (fused 3): 1 of 1024 elements differ; first at 512" in bad["verify"]["detail"]
+    assert result["measured"] == 2 and "cand0" not in [c["label"] for c in result["candidates"]]
+    good = next(c for c in result["candidates"] if c["label"] == "cand1")
+    assert good["verify"] == {"result": "PASS", "detail": "1 buffers bit-exact"}
+    assert (out / "best.ptx").read_bytes() == (out / "cand1.ptx").read_bytes()
+    # the originals ran once, then both candidates; the third was not needed
+    assert [r[0] for r in env.single_runs()] == [
+        "a.ptx", "b.ptx", os.path.join("out", "cand0.ptx"), os.path.join("out", "cand1.ptx")]
+    text = capsys.readouterr().out
+    assert "excluded: interleave 1:8 (1.2000 ms): its outputs differ" in text
+
+
+def test_measure_every_winner_fails_verification(env):
+    assert env.prepare("--top", "2") == 0
+    env.times(candidates={"strategy=interleave ratio=1,8": 1.2, "strategy=thread": 1.3},
+              corrupt=["strategy=interleave", "strategy=thread"])
+    assert env.measure() == 3
+    assert not (env.dir / "out" / "best.ptx").exists()
+    result = env.json("out/result.json")
+    assert result["fused_wins"] is False and result["fastest"] is None
+    assert sorted(c["label"] for c in result["excluded"]) == ["cand0", "cand1"]
+    assert hs.main(["report", "out", "--out", "r.md"]) == 0
+    assert "| a+b | 0 | fuses | 1.6000 | none verified | - | - |" in (env.dir / "r.md").read_text()
+
+
+def test_measure_no_verification_when_nothing_wins(env):
+    assert env.prepare("--top", "2") == 0
+    env.times(default=1.8, corrupt=["strategy=interleave"])
+    assert env.measure() == 3
+    assert env.single_runs() == []
+
+
+def test_tools_found_through_the_environment(env, monkeypatch, capsys):
+    monkeypatch.setenv("GPUOPT_BIN_DIR", str(env.dir / "tools"))
+    assert hs.main(["prepare", "--spec", "pair.json", "--out-dir", "out", "--top", "1"]) == 0
+    assert len(env.calls("gpu-opt")) == 2
+    monkeypatch.setenv("GPUOPT_BIN_DIR", str(env.dir / "nowhere"))
+    assert hs.main(["measure", "--out-dir", "out"]) == 2
+    assert "gpu-run: not in $GPUOPT_BIN_DIR" in capsys.readouterr().err

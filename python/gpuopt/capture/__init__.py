@@ -1,0 +1,1 @@
+"""Capturing the kernels that frameworks launch, for gpu-opt."""
