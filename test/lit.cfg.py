@@ -89,10 +89,9 @@ config.substitutions.append(
                   "libfakecuda_emulated.so")))
 
 # Unit tests of the dialect and the libraries the passes use
-# (unittests/Dialect, Support, Target, Transforms).
+# (unittests/Dialect, Target, Transforms).
 for name, folder, binary in (
         ("dialect", "Dialect", "GPUOptDialectTests"),
-        ("support", "Support", "GPUOptSupportTests"),
         ("target", "Target", "GPUOptTargetTests"),
         ("transforms", "Transforms", "GPUOptTransformsTests")):
     config.substitutions.append(

@@ -52,6 +52,12 @@ usage: fuse_suite.py generate [--gpu-opt PATH] [--out-dir DIR] [--only SUBSTR]
                            [--only SUBSTR] [--fresh] [--max-gib G] [--timeout S]
        fuse_suite.py profile [--gpu-run PATH] [--dir DIR] [--out FILE]
        fuse_suite.py bench --from-json docs/results/fusion-<gpu>.json [--out-dir DIR]
+
+This file is longer than the project's usual 1,000 lines because it is the
+suite's one driver: what it keeps is the suite itself (which variants of
+which pairs, their records in variants.json, resuming a GPU session, and the
+report tables), while checking, profiling and timing are the gpuopt
+package's verify, profile and bench.
 """
 
 import argparse

@@ -8,6 +8,7 @@
 #ifndef GPUOPT_INITALL_H
 #define GPUOPT_INITALL_H
 
+#include "gpuopt/Dialect/GPUOpt/GPUOptDialect.h"
 #include "ptx/IR/PTX.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -25,7 +26,7 @@ namespace gpuopt {
 /// The project's dialects plus the upstream ones its inputs use (`gpu`
 /// kernels and what they are written in).
 inline void registerAllDialects(mlir::DialectRegistry &registry) {
-  registry.insert<ptx::PTXDialect, mlir::arith::ArithDialect,
+  registry.insert<GPUOptDialect, ptx::PTXDialect, mlir::arith::ArithDialect,
                   mlir::cf::ControlFlowDialect, mlir::func::FuncDialect,
                   mlir::gpu::GPUDialect, mlir::LLVM::LLVMDialect,
                   mlir::NVVM::NVVMDialect, mlir::memref::MemRefDialect,

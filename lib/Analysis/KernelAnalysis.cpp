@@ -8,7 +8,7 @@
 
 #include "gpuopt/Analysis/KernelAnalysis.h"
 #include "ptx/IR/PTXOpcodes.h"
-#include "ptx/IR/PTXSyntax.h"
+#include "ptx/IR/PTXParser.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
@@ -121,19 +121,27 @@ void KernelAnalysis::analyzeInstruction(InstOp inst, bool inDeviceFunction) {
 
   // An opcode from a newer PTX ISA than the table: it may access global
   // memory, and getFusionHazard refuses to reshape the kernel around it.
-  if (!lookupOpcode(opcode)) {
+  const OpcodeInfo *info = lookupOpcode(opcode);
+  if (!info) {
     unknownOpcodes.insert(opcode);
     ++numGlobalMemory;
   }
+  OpcodeKind kind = info ? info->kind : OpcodeKind::Other;
 
-  if (opcode == "ret" || opcode == "exit" || opcode == "trap") {
-    ExitUse::Kind kind = opcode == "ret"    ? ExitUse::Kind::Ret
-                         : opcode == "exit" ? ExitUse::Kind::Exit
-                                            : ExitUse::Kind::Trap;
-    exits.push_back({inst, kind, inDeviceFunction});
+  switch (kind) {
+  case OpcodeKind::Return:
+    exits.push_back({inst, ExitUse::Kind::Ret, inDeviceFunction});
     return;
+  case OpcodeKind::Exit:
+    exits.push_back({inst, ExitUse::Kind::Exit, inDeviceFunction});
+    return;
+  case OpcodeKind::Trap:
+    exits.push_back({inst, ExitUse::Kind::Trap, inDeviceFunction});
+    return;
+  default:
+    break;
   }
-  if (opcode == "call") {
+  if (kind == OpcodeKind::Call) {
     // call (rets), f, (args)  or  call (rets), %rd, (args), prototype.
     for (Attribute operand : operands) {
       if (isa<ListAttr>(operand))
@@ -165,23 +173,24 @@ void KernelAnalysis::analyzeInstruction(InstOp inst, bool inDeviceFunction) {
     warpgroup = true;
   if (opcode == "setmaxnreg")
     setmaxnreg.push_back(inst);
-  if (opcode == "mma" || opcode == "wmma" || opcode == "wgmma")
+  if (kind == OpcodeKind::TensorCore)
     ++numTensor;
   StringRef space = inst.getStateSpace();
-  if (opcode == "cp" && inst.hasModifier("bulk"))
+  if (kind == OpcodeKind::AsyncCopy && inst.hasModifier("bulk"))
     tma = true;
-  if (((opcode == "ld" || opcode == "st" || opcode == "atom" ||
-        opcode == "red") &&
-       (space == "global" || space.empty())) ||
-      (opcode == "cp" && inst.hasModifier("async")))
+  bool accessesMemory = kind == OpcodeKind::Load || kind == OpcodeKind::Store ||
+                        kind == OpcodeKind::Atomic ||
+                        kind == OpcodeKind::Reduction;
+  if ((accessesMemory && (space == "global" || space.empty())) ||
+      (kind == OpcodeKind::AsyncCopy && inst.hasModifier("async")))
     ++numGlobalMemory;
 
-  if (opcode == "mbarrier" && inst.hasModifier("init")) {
+  if (kind == OpcodeKind::Mbarrier && inst.hasModifier("init")) {
     mbarriers.push_back(
         {inst, operands.size() > 1 ? getImmediate(operands[1]) : std::nullopt});
     return;
   }
-  if (opcode != "bar" && opcode != "barrier")
+  if (kind != OpcodeKind::Barrier)
     return;
   if (inst.hasModifier("warp"))
     return; // bar.warp.sync: a warp-level barrier, no CTA barrier resource.
@@ -354,18 +363,18 @@ public:
     return 0;
   }
 
-  /// The operand `inst` writes: its first, when that is a register (or a
-  /// vector or pair of them) and the instruction is not one that reads it.
+  /// The register operand `inst` writes, as the opcode table says: a
+  /// register, or a vector or pair of them (a call's results are not: they
+  /// come back through `ld.param`, see loadsAnything).
   static std::optional<unsigned> getWrittenOperand(InstOp inst) {
     ArrayAttr operands = inst.getPtxOperands();
-    if (operands.empty() ||
-        !isa<RegisterAttr, VectorAttr, PairAttr>(operands[0]))
+    std::optional<unsigned> written = getDefinedOperand(
+        lookupOpcode(inst.getOpcode()), operands.size(),
+        [&](StringRef modifier) { return inst.hasModifier(modifier); });
+    if (!written ||
+        !isa<RegisterAttr, VectorAttr, PairAttr>(operands[*written]))
       return std::nullopt;
-    if (llvm::is_contained({"bar", "barrier", "bra", "brx", "call", "st", "red",
-                            "nanosleep", "setmaxnreg", "pmevent"},
-                           inst.getOpcode()))
-      return std::nullopt;
-    return 0;
+    return written;
   }
 
 private:
@@ -374,7 +383,7 @@ private:
   /// [retval0]` in its `{ }` call sequence) and a device function's
   /// arguments.
   static bool loadsAnything(InstOp inst) {
-    if (inst.getOpcode() != "ld")
+    if (getOpcodeKind(inst.getOpcode()) != OpcodeKind::Load)
       return false;
     StringRef space = inst.getStateSpace();
     return space == "local" ||
@@ -451,9 +460,10 @@ std::optional<ResizeBlocker> KernelAnalysis::getResizeBlocker() const {
     std::optional<int64_t> mask;
     if (operands.empty() || !inst.hasModifier("sync"))
       continue;
-    if (llvm::is_contained({"shfl", "vote", "match", "redux", "elect"}, opcode))
+    if (getOpcodeKind(opcode) == OpcodeKind::WarpCollective)
       mask = getImmediate(operands[operands.size() - 1]);
-    else if (opcode == "bar" && inst.hasModifier("warp"))
+    else if (getOpcodeKind(opcode) == OpcodeKind::Barrier &&
+             inst.hasModifier("warp"))
       mask = getImmediate(operands[0]);
     if (mask && uint32_t(*mask) != 0xffffffffu)
       return ResizeBlocker{
@@ -495,6 +505,7 @@ std::optional<ResizeBlocker> KernelAnalysis::getResizeBlocker() const {
   // from %ntid.x (`add %r10, %r10, %r3`, %r3 = %ntid.x * %nctaid.x).
   bool strided = false;
   for (InstOp inst : insts) {
+    // Arithmetic that can step an index: the few opcodes compilers use.
     if (!llvm::is_contained({"add", "sub", "mad"}, inst.getOpcode()))
       continue;
     std::optional<unsigned> written =
@@ -538,7 +549,9 @@ std::optional<ResizeBlocker> KernelAnalysis::getResizeBlocker() const {
   };
   for (InstOp inst : insts) {
     StringRef space = inst.getStateSpace();
-    bool writes = llvm::is_contained({"st", "atom", "red"}, inst.getOpcode());
+    OpcodeKind kind = getOpcodeKind(inst.getOpcode());
+    bool writes = kind == OpcodeKind::Store || kind == OpcodeKind::Atomic ||
+                  kind == OpcodeKind::Reduction;
     std::optional<unsigned> written =
         RegisterDerivations::getWrittenOperand(inst);
     for (auto [i, operand] : llvm::enumerate(inst.getPtxOperands())) {

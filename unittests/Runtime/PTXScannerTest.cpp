@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "gpuopt/Runtime/PTXScanner.h"
+#include "gpuopt/Runtime/ManifestReader.h"
+#include "gpuopt/Runtime/ManifestWriter.h"
 
 #include <gtest/gtest.h>
 

@@ -16,6 +16,7 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/ErrorHandling.h"
 
 using namespace gpuopt::ptx;
 using llvm::StringRef;
@@ -42,7 +43,7 @@ static constexpr uint8_t MemorySpaces = GlobalSpace | SharedSpace |
 static constexpr uint8_t GlobalOrSharedSpaces =
     GlobalSpace | SharedSpace | ClusterSpace;
 static constexpr uint8_t Mem = MemoryEffect, Sync = SyncEffect,
-                         Ctl = ControlEffect;
+                         Ctl = ControlEffect, State = StateEffect;
 
 // Sorted by name. A null modifier list marks a family checked against the
 // vocabulary of all modifiers (see isVocabularyModifier).
@@ -50,119 +51,131 @@ static const OpcodeInfo opcodeTable[] = {
     {"abs", NoSpace, NoEffect, "ftz relu"},
     {"activemask", NoSpace, Sync, ""},
     {"add", NoSpace, NoEffect, RND " ftz sat cc"},
-    {"addc", NoSpace, NoEffect, "cc"},
+    {"addc", NoSpace, State, "cc"},
     {"alloca", LocalSpace, Mem, ""},
     {"and", NoSpace, NoEffect, ""},
-    {"applypriority", GlobalSpace, Mem, "L2::evict_normal"},
+    {"applypriority", GlobalSpace, Mem, "L2::evict_normal", DefRole::None},
     {"atom", GlobalOrSharedSpaces, Mem | Sync,
-     SEM SCOPE REDOP " cas exch noftz L2::cache_hint" VEC},
-    {"bar", NoSpace, Sync, "sync arrive red popc and or cta aligned warp"},
+     SEM SCOPE REDOP " cas exch noftz L2::cache_hint" VEC, DefRole::First,
+     OpcodeKind::Atomic},
+    {"bar", NoSpace, Sync, "sync arrive red popc and or cta aligned warp",
+     DefRole::FirstIfRed, OpcodeKind::Barrier},
     {"barrier", NoSpace, Sync,
      "sync arrive red popc and or cta aligned cluster wait relaxed release "
-     "acquire"},
+     "acquire",
+     DefRole::FirstIfRed, OpcodeKind::Barrier},
     {"bfe", NoSpace, NoEffect, ""},
     {"bfi", NoSpace, NoEffect, ""},
     {"bfind", NoSpace, NoEffect, "shiftamt"},
     {"bmsk", NoSpace, NoEffect, "clamp wrap"},
-    {"bra", NoSpace, Ctl, "uni"},
+    {"bra", NoSpace, Ctl, "uni", DefRole::None, OpcodeKind::Branch},
     {"brev", NoSpace, NoEffect, ""},
-    {"brkpt", NoSpace, Ctl, ""},
-    {"brx", NoSpace, Ctl, "idx uni"},
-    {"call", NoSpace, Ctl, "uni"},
+    {"brkpt", NoSpace, Ctl, "", DefRole::None},
+    {"brx", NoSpace, Ctl, "idx uni", DefRole::None, OpcodeKind::Branch},
+    {"call", NoSpace, Ctl, "uni", DefRole::CallResults, OpcodeKind::Call},
     {"clusterlaunchcontrol", SharedSpace | ClusterSpace, Mem | Sync, nullptr},
     {"clz", NoSpace, NoEffect, ""},
     {"cnot", NoSpace, NoEffect, ""},
     {"copysign", NoSpace, NoEffect, ""},
     {"cos", NoSpace, NoEffect, "approx ftz"},
-    {"cp", GlobalOrSharedSpaces, Mem | Sync, nullptr},
-    {"createpolicy", GlobalSpace, NoEffect, "range fractional cvt L2" CACHE},
+    {"cp", GlobalOrSharedSpaces, Mem | Sync, nullptr, DefRole::None,
+     OpcodeKind::AsyncCopy},
+    {"createpolicy", GlobalSpace, State, "range fractional cvt L2" CACHE},
     {"cvt", NoSpace, NoEffect,
      RND " rni rzi rmi rpi rna rs ftz sat satfinite relu pack"},
     {"cvta", MemorySpaces, NoEffect, "to"},
-    {"discard", GlobalSpace, Mem, "L2"},
+    {"discard", GlobalSpace, Mem, "L2", DefRole::None},
     {"div", NoSpace, NoEffect, RND " approx full ftz"},
     {"dp2a", NoSpace, NoEffect, "lo hi"},
     {"dp4a", NoSpace, NoEffect, ""},
-    {"elect", NoSpace, Sync, "sync"},
+    {"elect", NoSpace, Sync, "sync", DefRole::First,
+     OpcodeKind::WarpCollective},
     {"ex2", NoSpace, NoEffect, "approx ftz"},
-    {"exit", NoSpace, Ctl, ""},
+    {"exit", NoSpace, Ctl, "", DefRole::None, OpcodeKind::Exit},
     {"fence", GlobalOrSharedSpaces, Sync,
      "sc acq_rel acquire release relaxed" SCOPE
      " proxy alias async async::generic tensormap::generic mbarrier_init"
-     " sync_restrict::shared::cta sync_restrict::shared::cluster"},
+     " sync_restrict::shared::cta sync_restrict::shared::cluster",
+     DefRole::None},
     {"fma", NoSpace, NoEffect, RND " ftz sat relu oob"},
     {"fns", NoSpace, NoEffect, ""},
     {"getctarank", ClusterSpace, NoEffect, ""},
-    {"griddepcontrol", NoSpace, Sync, "launch_dependents wait"},
+    {"griddepcontrol", NoSpace, Sync, "launch_dependents wait", DefRole::None},
     {"isspacep", MemorySpaces, NoEffect, ""},
-    {"istypep", NoSpace, NoEffect, "texref samplerref surfref"},
-    {"ld", MemorySpaces, Mem, SEM SCOPE " ca cg cs lu cv nc" CACHE VEC},
+    {"istypep", NoSpace, State, "texref samplerref surfref"},
+    {"ld", MemorySpaces, Mem, SEM SCOPE " ca cg cs lu cv nc" CACHE VEC,
+     DefRole::First, OpcodeKind::Load},
     {"ldmatrix", SharedSpace, Mem | Sync,
      "sync aligned m8n8 m16n16 m8n16 x1 x2 x4 trans b8x16 b6x16_p32 "
      "b4x16_p64"},
-    {"ldu", GlobalSpace, Mem, VEC},
+    {"ldu", GlobalSpace, Mem, VEC, DefRole::First, OpcodeKind::Load},
     {"lg2", NoSpace, NoEffect, "approx ftz"},
     {"lop3", NoSpace, NoEffect, "and or"},
     {"mad", NoSpace, NoEffect, RND " lo hi wide sat cc ftz"},
     {"mad24", NoSpace, NoEffect, "lo hi sat"},
-    {"madc", NoSpace, NoEffect, "lo hi cc"},
+    {"madc", NoSpace, State, "lo hi cc"},
     {"mapa", ClusterSpace, NoEffect, ""},
-    {"match", NoSpace, Sync, "any all sync"},
+    {"match", NoSpace, Sync, "any all sync", DefRole::First,
+     OpcodeKind::WarpCollective},
     {"max", NoSpace, NoEffect, "ftz NaN xorsign abs relu"},
     {"mbarrier", SharedSpace | ClusterSpace, Mem | Sync,
      "init inval arrive arrive_drop expect_tx complete_tx test_wait try_wait "
-     "parity pending_count noComplete release relaxed acquire cta cluster"},
-    {"membar", NoSpace, Sync, "cta gl sys proxy alias async"},
+     "parity pending_count noComplete release relaxed acquire cta cluster",
+     DefRole::First, OpcodeKind::Mbarrier},
+    {"membar", NoSpace, Sync, "cta gl sys proxy alias async", DefRole::None},
     {"min", NoSpace, NoEffect, "ftz NaN xorsign abs relu"},
-    {"mma", NoSpace, Sync, nullptr},
+    {"mma", NoSpace, Sync, nullptr, DefRole::First, OpcodeKind::TensorCore},
     {"mov", NoSpace, NoEffect, ""},
     {"movmatrix", NoSpace, Sync, "sync aligned m8n8 trans"},
     {"mul", NoSpace, NoEffect, RND " lo hi wide ftz sat"},
     {"mul24", NoSpace, NoEffect, "lo hi"},
     {"multimem", GlobalOrSharedSpaces, Mem | Sync, nullptr},
-    {"nanosleep", NoSpace, NoEffect, ""},
+    {"nanosleep", NoSpace, State, "", DefRole::None},
     {"neg", NoSpace, NoEffect, "ftz"},
     {"not", NoSpace, NoEffect, ""},
     {"or", NoSpace, NoEffect, ""},
-    {"pmevent", NoSpace, NoEffect, "mask"},
+    {"pmevent", NoSpace, State, "mask", DefRole::None},
     {"popc", NoSpace, NoEffect, ""},
     {"prefetch", GlobalSpace | LocalSpace | ConstSpace | ParamSpace, Mem,
-     "L1 L2 L2::evict_last L2::evict_normal tensormap"},
-    {"prefetchu", NoSpace, Mem, "L1"},
+     "L1 L2 L2::evict_last L2::evict_normal tensormap", DefRole::None},
+    {"prefetchu", NoSpace, Mem, "L1", DefRole::None},
     {"prmt", NoSpace, NoEffect, "f4e b4e rc8 ecl ecr rc16"},
     {"rcp", NoSpace, NoEffect, RND " approx ftz"},
     {"red", GlobalOrSharedSpaces, Mem | Sync,
      SEM SCOPE REDOP
-     " noftz L2::cache_hint async mbarrier::complete_tx::bytes" VEC},
-    {"redux", NoSpace, Sync, "sync and or xor add min max abs NaN"},
+     " noftz L2::cache_hint async mbarrier::complete_tx::bytes" VEC,
+     DefRole::None, OpcodeKind::Reduction},
+    {"redux", NoSpace, Sync, "sync and or xor add min max abs NaN",
+     DefRole::First, OpcodeKind::WarpCollective},
     {"rem", NoSpace, NoEffect, ""},
-    {"ret", NoSpace, Ctl, "uni"},
+    {"ret", NoSpace, Ctl, "uni", DefRole::None, OpcodeKind::Return},
     {"rsqrt", NoSpace, NoEffect, "approx ftz"},
     {"sad", NoSpace, NoEffect, ""},
     {"selp", NoSpace, NoEffect, ""},
     {"set", NoSpace, NoEffect, CMP " and or xor ftz"},
-    {"setmaxnreg", NoSpace, Sync, "inc dec sync aligned"},
+    {"setmaxnreg", NoSpace, Sync, "inc dec sync aligned", DefRole::None},
     {"setp", NoSpace, NoEffect, CMP " and or xor ftz"},
     {"shf", NoSpace, NoEffect, "l r clamp wrap"},
-    {"shfl", NoSpace, Sync, "up down bfly idx sync"},
+    {"shfl", NoSpace, Sync, "up down bfly idx sync", DefRole::First,
+     OpcodeKind::WarpCollective},
     {"shl", NoSpace, NoEffect, ""},
     {"shr", NoSpace, NoEffect, ""},
     {"sin", NoSpace, NoEffect, "approx ftz"},
     {"slct", NoSpace, NoEffect, "ftz"},
     {"sqrt", NoSpace, NoEffect, RND " approx ftz"},
     {"st", MemorySpaces & ~ConstSpace, Mem,
-     SEM SCOPE
-     " wb cg cs wt async bulk mbarrier::complete_tx::bytes" CACHE VEC},
-    {"stackrestore", NoSpace, NoEffect, ""},
-    {"stacksave", NoSpace, NoEffect, ""},
+     SEM SCOPE " wb cg cs wt async bulk mbarrier::complete_tx::bytes" CACHE VEC,
+     DefRole::None, OpcodeKind::Store},
+    {"stackrestore", NoSpace, State, "", DefRole::None},
+    {"stacksave", NoSpace, State, ""},
     {"stmatrix", SharedSpace, Mem | Sync,
-     "sync aligned m8n8 m16n8 x1 x2 x4 trans"},
+     "sync aligned m8n8 m16n8 x1 x2 x4 trans", DefRole::None},
     {"sub", NoSpace, NoEffect, RND " ftz sat cc"},
-    {"subc", NoSpace, NoEffect, "cc"},
+    {"subc", NoSpace, State, "cc"},
     {"suld", NoSpace, Mem, nullptr},
-    {"suq", NoSpace, NoEffect, nullptr},
-    {"sured", NoSpace, Mem, nullptr},
-    {"sust", NoSpace, Mem, nullptr},
+    {"suq", NoSpace, State, nullptr},
+    {"sured", NoSpace, Mem, nullptr, DefRole::None},
+    {"sust", NoSpace, Mem, nullptr, DefRole::None},
     {"szext", NoSpace, NoEffect, "clamp wrap"},
     {"tanh", NoSpace, NoEffect, "approx"},
     {"tcgen05", SharedSpace | ClusterSpace, Mem | Sync, nullptr},
@@ -171,8 +184,8 @@ static const OpcodeInfo opcodeTable[] = {
      "finite infinite number notanumber normal subnormal"},
     {"tex", NoSpace, Mem, nullptr},
     {"tld4", NoSpace, Mem, nullptr},
-    {"trap", NoSpace, Ctl, ""},
-    {"txq", NoSpace, NoEffect, nullptr},
+    {"trap", NoSpace, Ctl, "", DefRole::None, OpcodeKind::Trap},
+    {"txq", NoSpace, State, nullptr},
     {"vabsdiff", NoSpace, NoEffect, nullptr},
     {"vabsdiff2", NoSpace, NoEffect, nullptr},
     {"vabsdiff4", NoSpace, NoEffect, nullptr},
@@ -188,7 +201,8 @@ static const OpcodeInfo opcodeTable[] = {
     {"vmin", NoSpace, NoEffect, nullptr},
     {"vmin2", NoSpace, NoEffect, nullptr},
     {"vmin4", NoSpace, NoEffect, nullptr},
-    {"vote", NoSpace, Sync, "all any uni ballot sync"},
+    {"vote", NoSpace, Sync, "all any uni ballot sync", DefRole::First,
+     OpcodeKind::WarpCollective},
     {"vset", NoSpace, NoEffect, nullptr},
     {"vset2", NoSpace, NoEffect, nullptr},
     {"vset4", NoSpace, NoEffect, nullptr},
@@ -197,8 +211,10 @@ static const OpcodeInfo opcodeTable[] = {
     {"vsub", NoSpace, NoEffect, nullptr},
     {"vsub2", NoSpace, NoEffect, nullptr},
     {"vsub4", NoSpace, NoEffect, nullptr},
-    {"wgmma", NoSpace, Mem | Sync, nullptr},
-    {"wmma", GlobalSpace | SharedSpace, Mem | Sync, nullptr},
+    {"wgmma", NoSpace, Mem | Sync, nullptr, DefRole::First,
+     OpcodeKind::TensorCore},
+    {"wmma", GlobalSpace | SharedSpace, Mem | Sync, nullptr, DefRole::First,
+     OpcodeKind::TensorCore},
     {"xor", NoSpace, NoEffect, ""},
 };
 
@@ -296,6 +312,30 @@ const OpcodeInfo *gpuopt::ptx::lookupOpcode(StringRef base) {
   if (it == std::end(opcodeTable) || it->name != base)
     return nullptr;
   return it;
+}
+
+OpcodeKind gpuopt::ptx::getOpcodeKind(StringRef base) {
+  const OpcodeInfo *info = lookupOpcode(base);
+  return info ? info->kind : OpcodeKind::Other;
+}
+
+std::optional<unsigned> gpuopt::ptx::getDefinedOperand(
+    const OpcodeInfo *info, unsigned numOperands,
+    llvm::function_ref<bool(StringRef)> hasModifier) {
+  if (numOperands == 0)
+    return std::nullopt;
+  switch (info ? info->defs : DefRole::First) {
+  case DefRole::First:
+  case DefRole::CallResults:
+    return 0;
+  case DefRole::FirstIfRed:
+    if (hasModifier("red"))
+      return 0;
+    return std::nullopt;
+  case DefRole::None:
+    return std::nullopt;
+  }
+  llvm_unreachable("unknown DefRole");
 }
 
 static void addWords(llvm::StringSet<> &set, StringRef words) {

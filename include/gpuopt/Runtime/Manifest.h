@@ -5,7 +5,8 @@
 // out, how they are launched, and (for fused or probed kernels) how the
 // original kernels' arguments map onto the new ones and which parameters are
 // probe buffers of which layout. It is JSON so that Python and other tools
-// read it without this library. docs/manifest.md is the schema's reference.
+// read it without this library. docs/manifest.md is the schema's reference;
+// ManifestReader.h and ManifestWriter.h read and write it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -235,8 +236,8 @@ struct ModuleInfo {
 };
 
 struct Manifest {
-  /// The version writeManifest writes; readers accept OldestVersion to
-  /// CurrentVersion (docs/manifest.md, "Versioning").
+  /// The version writeManifest writes by default; readers accept OldestVersion
+  /// to CurrentVersion (docs/manifest.md, "Versioning").
   static constexpr int CurrentVersion = 5;
   static constexpr int OldestVersion = 1;
   ModuleInfo Module;
@@ -246,23 +247,15 @@ struct Manifest {
   bool operator==(const Manifest &O) const;
 };
 
-/// Parses and validates manifest JSON. Errors read
-/// "<Source>: <json.path>: <what>", e.g.
-/// "m.json: kernels[0].params[2].size: expected an unsigned integer".
-Expected<Manifest> parseManifest(std::string_view Text,
-                                 const std::string &Source = "manifest");
-/// Reads and parses a manifest file.
-Expected<Manifest> readManifest(const std::string &Path);
-/// Serialises a manifest as indented JSON (keys in schema order).
-std::string writeManifest(const Manifest &M);
 /// Checks what the JSON types cannot: layout (offsets aligned, in order, not
 /// overlapping), the fusion strategy and its thread ranges and ratios,
 /// argument maps in range, and probe buffers (parameters in range, 8 bytes
 /// and distinct; names unique; fields inside the record; a dynamic
 /// capacity's parameter in range, 4 bytes, not another map's buffer or
 /// capacity, with slot counts and an overflow counter).
-/// Errors name the JSON path of the offending value.
-Status validateManifest(const Manifest &M);
+/// Errors name the JSON path of the offending value, after "Source: " when
+/// Source is not empty.
+Status validateManifest(const Manifest &M, const std::string &Source = "");
 
 /// Size and alignment of a PTX fundamental type name ("u32", "f16x2", "b64"
 /// ...); std::nullopt if the name is not one.

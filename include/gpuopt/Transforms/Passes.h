@@ -45,10 +45,17 @@ unsigned getPassOptionColumn(const Range &values, size_t index) {
   return column;
 }
 
+/// Registers `--hfuse` (HFusePipeline.cpp).
+void registerHFusePipeline();
+/// Registers `--probe` (Probe/ProbePipeline.cpp).
+void registerProbePipeline();
+
 /// Registers every gpu-opt pass and pipeline.
 inline void registerAllPasses() {
   registerGPUOptAnalysisPasses();
   registerGPUOptTransformsPasses();
+  registerHFusePipeline();
+  registerProbePipeline();
 }
 
 } // namespace gpuopt

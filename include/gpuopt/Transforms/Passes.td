@@ -2,7 +2,8 @@
 //
 // Horizontal fusion is two passes: `--hfuse-plan` decides (writes a plan
 // attribute and explains it with a remark) and `--hfuse-apply` rewrites by
-// the plan. `--hfuse` runs both.
+// the plan. The `--hfuse` pipeline (lib/Transforms/HFuse/HFusePipeline.cpp)
+// runs both with the options of `--hfuse-plan`.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,7 +12,57 @@
 
 include "mlir/Pass/PassBase.td"
 
-defvar HFuseOptions = [
+def HFusePlan : Pass<"hfuse-plan", "mlir::ModuleOp"> {
+  let summary = "Choose how to fuse kernels horizontally";
+  let description = [{
+    Reads the kernels to fuse (every `.entry` of the input modules, or those
+    named by `config=` or `kernels=`), their launch shapes (`.reqntid`, the
+    `blocks=`/`grids=` options or the YAML config), and chooses a strategy
+    (thread split, block interleave, dynamic block dispatch), a split or an
+    interleave ratio, and a register cap. With `strategy=auto` the choice
+    comes from an occupancy and wave model fed by ptxas's resource report of
+    each candidate and, when given, a profile of each kernel alone
+    (`profile=`, a `gpu-run --json` report). The plan is written as the
+    `gpuopt.hfuse` attribute of the builtin module (a `#gpuopt.hfuse_plan`),
+    and a remark explains it.
+    When every candidate is predicted to be slower than running the kernels
+    apart, the pass fails with that explanation. Without a profile the model
+    compares waves instead of times, and warns that its choice is a guess.
+    A named strategy skips the model, but ptxas (when there is one) still
+    assembles the fused kernel, and a plan it rejects is refused with the
+    registers each kernel needs and what the fused block leaves them.
+
+    `kernels=` and the config name kernels by their symbol or by the name
+    they were written with (`tile_kernel` for `_Z11tile_kernelPfPKfi`);
+    `name=` names the fused kernel (default: those names joined, then
+    `_fused`). Errors about an option are located at
+    `--hfuse-plan option 'NAME':1:COLUMN` (`--hfuse option ...` in the
+    `--hfuse` pipeline), the column counting into the option's value.
+
+    Before:
+    ```mlir
+    module {
+      ptx.module @a version "8.7" target ["sm_90a"] address_size 64 {
+        ptx.entry ".visible .entry ka(.param .u64 x) .reqntid 128, 1, 1" {...}
+      }
+      ptx.module @b version "8.7" target ["sm_90a"] address_size 64 {
+        ptx.entry ".visible .entry kb(.param .u64 y) .reqntid 64, 1, 1" {...}
+      }
+    }
+    ```
+    After `--hfuse-plan="strategy=thread grids=1024,512"`:
+    ```mlir
+    module attributes {gpuopt.hfuse = #gpuopt.hfuse_plan<name = "ka_kb_fused",
+        strategy = thread, parts = [
+          <kernel = "ka", module = "a", block = [128, 1, 1], grid = [1024, 1, 1]>,
+          <kernel = "kb", module = "b", block = [64, 1, 1], grid = [512, 1, 1]>]>} {
+      ...
+    }
+    ```
+  }];
+  let dependentDialects = ["gpuopt::GPUOptDialect",
+                           "gpuopt::ptx::PTXDialect"];
+  let options = [
     Option<"config", "config", "std::string", /*default=*/"\"\"",
            "YAML fusion configuration (configs/hfuse/*.yaml)">,
     Option<"strategy", "strategy", "std::string", /*default=*/"\"auto\"",
@@ -56,57 +107,6 @@ defvar HFuseOptions = [
            "strategy=auto: write every candidate, ranked, as JSON (the "
            "search tool measures the top ones)">,
   ];
-
-def HFusePlan : Pass<"hfuse-plan", "mlir::ModuleOp"> {
-  let summary = "Choose how to fuse kernels horizontally";
-  let description = [{
-    Reads the kernels to fuse (every `.entry` of the input modules, or those
-    named by `config=` or `kernels=`), their launch shapes (`.reqntid`, the
-    `blocks=`/`grids=` options or the YAML config), and chooses a strategy
-    (thread split, block interleave, dynamic block dispatch), a split or an
-    interleave ratio, and a register cap. With `strategy=auto` the choice
-    comes from an occupancy and wave model fed by ptxas's resource report of
-    each candidate and, when given, a profile of each kernel alone
-    (`profile=`, a `gpu-run --json` report). The plan is written as the
-    `gpuopt.hfuse` attribute of the builtin module, and a remark explains it.
-    When every candidate is predicted to be slower than running the kernels
-    apart, the pass fails with that explanation. Without a profile the model
-    compares waves instead of times, and warns that its choice is a guess.
-    A named strategy skips the model, but ptxas (when there is one) still
-    assembles the fused kernel, and a plan it rejects is refused with the
-    registers each kernel needs and what the fused block leaves them.
-
-    `kernels=` and the config name kernels by their symbol or by the name
-    they were written with (`tile_kernel` for `_Z11tile_kernelPfPKfi`);
-    `name=` names the fused kernel (default: those names joined, then
-    `_fused`). Errors about an option are located at
-    `--hfuse-plan option 'NAME':1:COLUMN`, the column counting into the
-    option's value.
-
-    Before:
-    ```mlir
-    module {
-      ptx.module @a version "8.7" target ["sm_90a"] address_size 64 {
-        ptx.entry ".visible .entry ka(.param .u64 x) .reqntid 128, 1, 1" {...}
-      }
-      ptx.module @b version "8.7" target ["sm_90a"] address_size 64 {
-        ptx.entry ".visible .entry kb(.param .u64 y) .reqntid 64, 1, 1" {...}
-      }
-    }
-    ```
-    After `--hfuse-plan="strategy=thread grids=1024,512"`:
-    ```mlir
-    module attributes {gpuopt.hfuse = {name = "ka_kb_fused", strategy = "thread",
-        parts = [{kernel = "ka", module = "a", block = array<i64: 128, 1, 1>,
-                  grid = array<i64: 1024, 1, 1>, ratio = 1 : i64},
-                 {kernel = "kb", module = "b", block = array<i64: 64, 1, 1>,
-                  grid = array<i64: 512, 1, 1>, ratio = 1 : i64} ]} } {
-      ...
-    }
-    ```
-  }];
-  let dependentDialects = ["gpuopt::ptx::PTXDialect"];
-  let options = HFuseOptions;
   let statistics = [
     Statistic<"numCandidates", "candidates", "Fusion candidates evaluated">,
   ];
@@ -123,7 +123,8 @@ def HFuseApply : Pass<"hfuse-apply", "mlir::ModuleOp"> {
     ids and thread counts (thread split) or thread counts (block-level
     strategies when the part's block is smaller); dynamic shared memory is
     offset per part; parameters are concatenated. The fused entry carries a
-    `gpuopt.fusion` attribute from which `--manifest` writes `fused_from`.
+    `gpuopt.fusion` attribute (a `#gpuopt.fusion_info`) from which
+    `--manifest` writes `fused_from`.
 
     Before (plan as above; `ka` uses `bar.sync 0`, `kb` returns early):
     ```
@@ -147,93 +148,50 @@ def HFuseApply : Pass<"hfuse-apply", "mlir::ModuleOp"> {
     }
     ```
   }];
-  let dependentDialects = ["gpuopt::ptx::PTXDialect"];
+  let dependentDialects = ["gpuopt::GPUOptDialect",
+                           "gpuopt::ptx::PTXDialect"];
   let statistics = [
     Statistic<"numFused", "fused-kernels", "Kernels fused">,
   ];
 }
 
-def HFuse : Pass<"hfuse", "mlir::ModuleOp"> {
-  let summary = "Fuse kernels horizontally: --hfuse-plan, then --hfuse-apply";
-  let description = [{
-    The user's entry point: `gpu-opt --hfuse a.ptx b.ptx -o fused.ptx`
-    chooses a strategy (see `--hfuse-plan`, whose options it takes) and
-    builds the fused kernel (`--hfuse-apply`).
-  }];
-  let dependentDialects = ["gpuopt::ptx::PTXDialect"];
-  let options = HFuseOptions;
-}
+// The probe passes; `--probe` is their pipeline (ProbePipeline.cpp):
+// --probe-plan, --probe-insert, --probe-lower, then, with keep-occupancy,
+// --probe-keep-occupancy. docs/probes.md has the spec format.
 
-def Probe : Pass<"probe", "mlir::ModuleOp"> {
-  let summary = "Instrument kernels with probes that record into buffers";
+def ProbePlan : Pass<"probe-plan", "mlir::ModuleOp"> {
+  let summary = "Check probe specs, choose kernels, lay out probe records";
   let description = [{
-    `--probe=block_sched` (a built-in, configs/probes/*.yaml) or
-    `--probe=my.yaml`, several as `--probe=a,b`: each probe spec names record
-    maps (fields, level thread/warp/block, capacity) and PTX snippets at
-    `kernel.entry` and `kernel.exit` (before every `ret` and `exit`). Every
-    `.entry` gets one buffer parameter per map and the snippets; `save.MAP`
-    writes a record into the slot of the thread, warp or block, never past
-    its capacity (a full slot counts an overflow instead). Snippets may use
-    only the probe's registers, special registers and immediates, and no
-    memory, barrier or branch instruction. The code of each point goes into
-    a `ptx.probe` op, whose verifier proves that the kernel's registers,
-    memory and control flow are left as they were (and which prints inline).
-    The entry's `gpuopt.probes` attribute becomes the manifest's `probes`.
-    `kernels=` picks the entries to probe (`--probe="specs=block_sched
-    kernels=softmax_forward_kernel7"`); the others stay as they were. A
-    fused kernel (`gpuopt.fusion`, from `--hfuse` in the same call or
-    restored by gpu-opt's `--manifest-in`) gets a `part` field in every
-    record; one that only looks fused is refused. docs/probes.md has the
-    spec format.
+    `--probe-plan=block_sched` (a built-in, configs/probes/*.yaml) or
+    `--probe-plan=my.yaml`, several as `a,b`: reads and checks each probe
+    spec (its snippets parsed as PTX, errors at the spec's line; snippets
+    may use only the probe's registers, special registers and immediates,
+    and no memory, barrier or branch instruction), chooses the kernels
+    (`kernels=`, else every `.entry` with a body), and decides for each:
+    one `.param .u64 .ptr .global` buffer per map after the kernel's
+    parameters, the records' layout (`gpuopt.probes`, the manifest's
+    `probes`) and the plan the later passes follow (`gpuopt.probe_plan`:
+    the specs and, with keep-occupancy, ptxas's report of the kernel
+    before probing, which only this pass sees). A fused kernel
+    (`gpuopt.fusion`, from `--hfuse` in the same call or restored by
+    gpu-opt's `--manifest-in`) gets a `part` field in every record; one
+    that only looks fused is refused. Instruction points of a spec file
+    that match nothing are warnings.
 
-    Before (`--probe=block_sched`):
+    Before (`--probe-plan=block_sched`):
     ```mlir
-    ptx.entry ".visible .entry k(.param .u64 out)" {
-      ...
-      ptx.inst "@%p1 ret"
-      ...
-      ptx.inst "ret"
-    }
+    ptx.entry ".visible .entry k(.param .u64 out)" { ... }
     ```
-    After: the exit code in a function that every exit path calls (maps
-    written at exits only; others get their exit code inline):
+    After:
     ```mlir
-    ptx.func ".func __pr_exit_k(.param .b64 __probe_block_sched, .param .b32 __pr_in_block_sched_start)" {
-      ptx.probe "kernel.exit" {
-        ptx.reg ".reg .u32 %__pr_block_sched_start"
-        ...
-        ptx.inst "ld.param.b32 %__pr_block_sched_start, [__pr_in_block_sched_start]"
-        ptx.inst "mov.u32 %__pr_t0, %laneid"        // only lane 0 writes
-        ptx.inst "setp.ne.u32 %__pr_ok, %__pr_t0, 0"
-        ptx.inst "@%__pr_ok bra $__pr_done_0"
-        ptx.inst "mov.u32 %__pr_block_sched_end, %clock"
-        ...                                          // the warp's slot
-        ptx.inst "st.global.v2.b32 [%__pr_addr_block_sched+8], {%__pr_block_sched_start, %__pr_block_sched_end}"
-        ...
-        ptx.label "$__pr_done_0:"
-      }
-      ptx.inst "ret"
-    }
-    ptx.entry ".visible .entry k(.param .u64 out, .param .u64 .ptr .global .align 8 __probe_block_sched)" {
-      ptx.probe "kernel.entry" {
-        ptx.reg ".reg .u32 %__pr_block_sched_start"
-        ...
-        ptx.inst "mov.u32 %__pr_block_sched_start, %clock"
-      }
-      ...
-      ptx.probe "kernel.exit" {
-        ptx.scope {
-          ptx.var ".param .b64 __pr_buf_block_sched"
-          ...
-          ptx.inst "@%p1 call __pr_exit_k, (__pr_buf_block_sched, __pr_arg_block_sched_start)"
-        }
-      }
-      ptx.inst "@%p1 ret"
-      ...
-    }
+    ptx.entry ".visible .entry k(.param .u64 out, .param .u64 .ptr .global .align 8 __probe_block_sched)"
+        attributes {gpuopt.probe_plan = {params = 1 : i64, specs = ["block_sched"]},
+                    gpuopt.probes = [#gpuopt.probe_map<name = "block_sched", probe = "block_sched",
+                                     param = 1, level = warp, capacity = 1, ...>]} { ... }
     ```
   }];
-  let dependentDialects = ["gpuopt::ptx::PTXDialect"];
+  let dependentDialects = ["gpuopt::GPUOptDialect",
+                           "gpuopt::ptx::PTXDialect"];
   let options = [
     ListOption<"specs", "specs", "std::string",
                "Probe specs: built-in names or YAML files">,
@@ -243,10 +201,8 @@ def Probe : Pass<"probe", "mlir::ModuleOp"> {
                "without its parameters, or MODULE::NAME; the others are "
                "left unchanged">,
     Option<"keepOccupancy", "keep-occupancy", "bool", /*default=*/"true",
-           "Ask ptxas for the registers of each kernel before and after; "
-           "when the probe would take it into a coarser register "
-           "allocation (units of 8 per thread, which set the occupancy for "
-           "any block size), cap it with .maxnreg at the original's">,
+           "Ask ptxas for the registers of each kernel before probing, for "
+           "--probe-keep-occupancy">,
     Option<"ptxas", "ptxas", "std::string", /*default=*/"\"\"",
            "ptxas for keep-occupancy (default: on PATH, or the CUDA "
            "toolkit's)">,
@@ -255,6 +211,129 @@ def Probe : Pass<"probe", "mlir::ModuleOp"> {
   ];
   let statistics = [
     Statistic<"numProbed", "probed-kernels", "Kernels instrumented">,
+  ];
+}
+
+def ProbeInsert : Pass<"probe-insert", "mlir::ModuleOp"> {
+  let summary = "Put probe snippets at their points, in ptx.probe ops";
+  let description = [{
+    For every kernel --probe-plan planned, the code of each point in a
+    `ptx.probe` op: the entry snippets at `kernel.entry`; the snippets of
+    instruction points before or after each matching instruction (a
+    guarded instruction's branched around), with the placeholder operands
+    `{bytes}`, `{addr}` and `{site}`; the exit snippets before every `ret`
+    and `exit` of the kernel body and at the end of a body that falls off
+    it; in a fused kernel, each part's scope names its part. `save.MAP`
+    becomes `ptx.probe_save`; slots, record stores and the placeholders'
+    values are --probe-lower's. The `ptx.probe` verifier proves that the
+    kernel's registers, memory and control flow are left as they were.
+    Anchored on the module: labels are numbered across all kernels, as
+    outputs name them.
+
+    Before: a planned kernel (see --probe-plan).
+    After:
+    ```mlir
+    ptx.entry "... k(...)" attributes {gpuopt.probe_plan = ..., gpuopt.probes = ...} {
+      ptx.probe "kernel.entry" buffers ["__probe_block_sched"] {
+        ptx.inst "mov.u32 %__pr_block_sched_start, %clock"
+      }
+      ...
+      ptx.probe "kernel.exit" {
+        ptx.inst "mov.u32 %__pr_block_sched_end, %clock"
+        ptx.probe_save @block_sched(%__pr_block_sched_gend, ...)
+      }
+      ptx.inst "ret"
+    }
+    ```
+  }];
+  let dependentDialects = ["gpuopt::GPUOptDialect",
+                           "gpuopt::ptx::PTXDialect"];
+}
+
+def ProbeLower : Pass<"probe-lower", "mlir::ModuleOp"> {
+  let summary = "Lower probe saves and placeholders to slot code and stores";
+  let description = [{
+    Turns the probe ops --probe-insert left into the code that runs: the
+    probe's registers; the slot of each thread, warp or block (with the
+    runtime's rounding), at entry or, for a map saved only at exits, at the
+    exit by the threads that write; each `ptx.probe_save` as stores into a
+    fixed record (when the saves a thread can make fit the capacity) or as
+    counted stores with an overflow counter after the records; dynamic
+    maps' slot counts at every exit; the placeholders' values at each
+    instruction (`{addr}` and a register `{bytes}` copied into probe
+    registers before it). When every map is written at exits only, from
+    registers, the exit code is outlined into `.func __pr_exit_<kernel>`,
+    called on every path to an exit so that ptxas keeps the kernel's
+    registers; maps whose records stay zero store nothing. Anchored on the
+    module: labels are numbered across all kernels, and exit functions are
+    added beside the kernels.
+
+    Before (--probe-insert's output):
+    ```mlir
+    ptx.probe "kernel.exit" {
+      ptx.inst "mov.u32 %__pr_block_sched_end, %clock"
+      ptx.probe_save @block_sched(...)
+    }
+    ptx.inst "ret"
+    ```
+    After:
+    ```mlir
+    ptx.func ".func __pr_exit_k(.param .b64 __probe_block_sched, .param .b32 __pr_in_block_sched_start)" {
+      ptx.probe "kernel.exit" buffers ["__probe_block_sched"] {
+        ptx.inst "ld.param.b32 %__pr_block_sched_start, [__pr_in_block_sched_start]"
+        ptx.inst "mov.u32 %__pr_t0, %laneid"        // only lane 0 writes
+        ptx.inst "setp.ne.u32 %__pr_ok, %__pr_t0, 0"
+        ptx.inst "@%__pr_ok bra $__pr_done_0"
+        ptx.inst "mov.u32 %__pr_block_sched_end, %clock"
+        ...                                          // the warp's slot
+        ptx.inst "st.global.v2.b32 [%__pr_addr_block_sched+8], {%__pr_block_sched_start, %__pr_block_sched_end}"
+        ptx.label "$__pr_done_0:"
+      }
+      ptx.inst "ret"
+    }
+    ...
+      ptx.probe "kernel.exit" {
+        ptx.scope {
+          ptx.var ".param .b64 __pr_buf_block_sched"
+          ...
+          ptx.inst "call __pr_exit_k, (__pr_buf_block_sched, __pr_arg_block_sched_start)"
+        }
+      }
+      ptx.inst "ret"
+    ```
+  }];
+  let dependentDialects = ["gpuopt::GPUOptDialect",
+                           "gpuopt::ptx::PTXDialect"];
+}
+
+def ProbeKeepOccupancy : Pass<"probe-keep-occupancy", "mlir::ModuleOp"> {
+  let summary = "Keep probed kernels' occupancy, placing probes again if "
+                "they cost registers";
+  let description = [{
+    A pass of its own, last: what probing costs a kernel is known only from
+    ptxas's report of the lowered kernel. For each kernel --probe-plan
+    asked ptxas about: where the first placement costs spills or more than
+    4 registers, probes it again another way (the exit code inline; for a
+    `setmaxnreg` kernel also the probes' state in local memory) and keeps
+    the better. Then caps each kernel whose probes would lower its blocks
+    per SM with `.maxnreg` at the most registers that keep them, unless
+    ptxas then spills more than the original did: the kernel keeps its
+    registers, with a warning and `gpuopt.probe_occupancy` (the manifest's
+    `probe_occupancy`). A `setmaxnreg` kernel is never capped.
+
+    Before: `ptx.entry "... k(...)"` probed, using 40 registers where the
+    original used 32 (256-thread blocks: 8 blocks per SM before, 6 after).
+    After: `ptx.entry "... .maxnreg 32 k(...)"`, and a remark.
+  }];
+  let dependentDialects = ["gpuopt::GPUOptDialect",
+                           "gpuopt::ptx::PTXDialect"];
+  let options = [
+    Option<"ptxas", "ptxas", "std::string", /*default=*/"\"\"",
+           "ptxas (default: on PATH, or the CUDA toolkit's)">,
+    Option<"chip", "chip", "std::string", /*default=*/"\"\"",
+           "Target chip for ptxas (default: the module's)">,
+  ];
+  let statistics = [
     Statistic<"numCapped", "capped-kernels",
               "Kernels given .maxnreg to keep their occupancy">,
   ];

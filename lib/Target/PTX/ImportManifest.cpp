@@ -1,14 +1,18 @@
 //===- ImportManifest.cpp - Launch manifests back into the ptx dialect ----===//
 //
 // The inverse of the `fused_from` part of ExportManifest.cpp: a fused
-// kernel's `gpuopt.fusion` attribute from its manifest entry. The manifest
-// is checked against the PTX it is given with (kernels, parameters, parts),
-// since a manifest of another build would attribute records to the wrong
-// parts and launch the kernel with the wrong arguments.
+// kernel's `#gpuopt.fusion_info` from its manifest entry. The manifest is
+// read with the runtime's reader (gpuopt/Runtime/ManifestReader.h), as
+// gpu-run reads it, then checked against the PTX it is given with
+// (kernels, parameters, parts), since a manifest of another build would
+// attribute records to the wrong parts and launch the kernel with the wrong
+// arguments.
 //
 //===----------------------------------------------------------------------===//
 
 #include "gpuopt/Target/PTX/ImportManifest.h"
+#include "gpuopt/Dialect/GPUOpt/GPUOptDialect.h"
+#include "gpuopt/Runtime/ManifestReader.h"
 #include "ptx/IR/PTX.h"
 
 #include "mlir/IR/Builders.h"
@@ -16,14 +20,13 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
-#include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Regex.h"
 
 using namespace mlir;
 using namespace gpuopt;
 using namespace gpuopt::ptx;
-namespace json = llvm::json;
+namespace rt = gpuopt::runtime;
 
 namespace {
 /// Reads one manifest; every error names the file and the JSON path.
@@ -53,14 +56,12 @@ private:
     return emitError(locate(kernel.empty() ? "" : "\"" + kernel.str() + "\""))
            << "launch manifest '" << file << "', " << path << ": ";
   }
-  FailureOr<PTXModuleOp> findModule(const json::Object &manifest);
-  LogicalResult checkParams(EntryOp entry, const json::Array &params,
-                            const std::string &path);
-  FailureOr<DictionaryAttr> readFusion(EntryOp entry,
-                                       const json::Object &kernel,
+  LogicalResult reportReadError(StringRef message);
+  FailureOr<PTXModuleOp> findModule(const rt::Manifest &manifest);
+  LogicalResult checkParams(EntryOp entry, const rt::KernelInfo &kernel);
+  FailureOr<FusionInfoAttr> readFusion(EntryOp entry,
+                                       const rt::KernelInfo &kernel,
                                        const std::string &path);
-  FailureOr<Attribute> convert(const json::Value &value,
-                               const std::string &path, StringRef kernel);
 
   ModuleOp root;
   Builder builder;
@@ -69,8 +70,29 @@ private:
 };
 } // namespace
 
+/// The runtime reader's "FILE: PATH: WHAT", or for text that is not JSON
+/// "FILE: invalid JSON: parse error at line L, column C: WHAT", as a
+/// diagnostic (at line L, column C).
+LogicalResult ManifestImporter::reportReadError(StringRef message) {
+  message.consume_front((file + ": ").str());
+  SmallVector<StringRef> groups;
+  if (llvm::Regex("^invalid JSON: parse error at line ([0-9]+), column "
+                  "([0-9]+): (.*)$")
+          .match(message, &groups)) {
+    unsigned line = 1, column = 1;
+    (void)llvm::to_integer(groups[1], line);
+    (void)llvm::to_integer(groups[2], column);
+    return emitError(FileLineColLoc::get(builder.getContext(), file, line,
+                                         std::max(column, 1u)))
+               << "launch manifest '" << file << "' is not JSON: " << groups[3],
+           failure();
+  }
+  return emitError(locate()) << "launch manifest '" << file << "', " << message,
+         failure();
+}
+
 FailureOr<PTXModuleOp>
-ManifestImporter::findModule(const json::Object &manifest) {
+ManifestImporter::findModule(const rt::Manifest &manifest) {
   SmallVector<PTXModuleOp> modules(root.getBody()->getOps<PTXModuleOp>());
   if (modules.empty())
     return emitError(locate()) << "launch manifest '" << file
@@ -80,161 +102,103 @@ ManifestImporter::findModule(const json::Object &manifest) {
     return modules.front();
   // The manifest names the file it describes; the importer names each
   // module after its file.
-  const json::Object *module = manifest.getObject("module");
-  std::optional<StringRef> path =
-      module ? module->getString("path") : std::nullopt;
-  StringRef stem = path ? llvm::sys::path::stem(*path) : StringRef();
+  StringRef path = manifest.Module.Path;
+  StringRef stem = llvm::sys::path::stem(path);
   for (PTXModuleOp candidate : modules)
     if (candidate.getSymName() == stem)
       return candidate;
   SmallVector<StringRef> names;
   for (PTXModuleOp candidate : modules)
     names.push_back(candidate.getSymName());
-  return emitError(locate()) << "launch manifest '" << file << "' describes '"
-                             << (path ? *path : StringRef("?"))
-                             << "', which is none of the PTX inputs (modules: "
-                             << llvm::join(names, ", ")
-                             << "): give the PTX file it was written with",
+  return emitError(locate())
+             << "launch manifest '" << file << "' describes '" << path
+             << "', which is none of the PTX inputs (modules: "
+             << llvm::join(names, ", ")
+             << "): give the PTX file it was written with",
          failure();
 }
 
 LogicalResult ManifestImporter::checkParams(EntryOp entry,
-                                            const json::Array &params,
-                                            const std::string &path) {
+                                            const rt::KernelInfo &kernel) {
   StringRef name = entry.getSymName();
   ArrayRef<Attribute> own = entry.getParams().getValue();
-  if (own.size() != params.size())
+  if (own.size() != kernel.Params.size())
     return entry.emitError()
            << "kernel '" << name << "' has " << own.size()
            << " parameters, but launch manifest '" << file << "' gives it "
-           << params.size()
+           << kernel.Params.size()
            << ": the manifest was written with another build of this PTX; "
               "give the one written with it";
-  for (auto [index, attr, json] : llvm::enumerate(own, params)) {
+  for (auto [index, attr, info] : llvm::enumerate(own, kernel.Params)) {
     auto param = cast<ParamDeclAttr>(attr);
-    const json::Object *object = json.getAsObject();
-    std::optional<StringRef> jsonName =
-        object ? object->getString("name") : std::nullopt;
-    std::optional<StringRef> jsonType =
-        object ? object->getString("type") : std::nullopt;
-    if (!jsonName || !jsonType)
-      return error(path + ".params[" + Twine(index) + "]", name)
-                 << "expected an object with a \"name\" and a \"type\"",
-             failure();
-    if (*jsonName != param.getName() ||
-        *jsonType != param.getType().drop_front())
+    if (info.Name != param.getName() ||
+        info.Type != param.getType().drop_front())
       return entry.emitError()
              << "kernel '" << name << "' parameter #" << index << " is '"
              << param.getName() << "' (" << param.getType()
-             << "), but launch manifest '" << file << "' has '" << *jsonName
-             << "' (." << *jsonType
+             << "), but launch manifest '" << file << "' has '" << info.Name
+             << "' (." << info.Type
              << "): the manifest was written with another build of this PTX; "
                 "give the one written with it";
   }
   return success();
 }
 
-/// Strings, integers, booleans and arrays of integers: what the exporter
-/// writes a fused kernel's parts from.
-FailureOr<Attribute> ManifestImporter::convert(const json::Value &value,
-                                               const std::string &path,
-                                               StringRef kernel) {
-  if (std::optional<StringRef> s = value.getAsString())
-    return Attribute(builder.getStringAttr(*s));
-  if (std::optional<bool> b = value.getAsBoolean())
-    return Attribute(builder.getBoolAttr(*b));
-  if (std::optional<int64_t> i = value.getAsInteger())
-    return Attribute(builder.getI64IntegerAttr(*i));
-  if (const json::Array *array = value.getAsArray()) {
-    SmallVector<int64_t> values;
-    for (const json::Value &element : *array) {
-      std::optional<int64_t> i = element.getAsInteger();
-      if (!i)
-        return error(path, kernel) << "expected an array of integers",
-               failure();
-      values.push_back(*i);
-    }
-    return Attribute(builder.getDenseI64ArrayAttr(values));
-  }
-  return error(path, kernel)
-             << "expected a string, an integer or an array of integers",
-         failure();
+static SmallVector<int64_t> getDims(const rt::Dim3 &dims) {
+  return {int64_t(dims.X), int64_t(dims.Y), int64_t(dims.Z)};
 }
 
-FailureOr<DictionaryAttr>
-ManifestImporter::readFusion(EntryOp entry, const json::Object &kernel,
+FailureOr<FusionInfoAttr>
+ManifestImporter::readFusion(EntryOp entry, const rt::KernelInfo &kernel,
                              const std::string &path) {
   StringRef name = entry.getSymName();
-  const json::Array *parts = kernel.getArray("fused_from");
-  if (!parts)
-    return error(path + ".fused_from", name) << "expected an array", failure();
-  // Manifests before version 2 have thread splits only.
-  StringRef strategy = kernel.getString("fusion_strategy").value_or("thread");
-  if (strategy != "thread" && strategy != "interleave" && strategy != "dynamic")
-    return error(path + ".fusion_strategy", name)
-               << "'" << strategy
-               << "' is not a fusion strategy (thread, interleave or dynamic)",
-           failure();
-  const json::Object *launch = kernel.getObject("launch");
-  const json::Array *grid = launch ? launch->getArray("grid") : nullptr;
-  std::optional<int64_t> dynamicSmem =
-      launch ? launch->getInteger("dynamic_smem") : std::nullopt;
-  if (!grid || !dynamicSmem)
+  // The reader sets the strategy of every fused kernel (version 1: thread).
+  std::optional<FusionStrategy> strategy =
+      symbolizeFusionStrategy(rt::toString(*kernel.Strategy));
+  const rt::LaunchInfo &launch = kernel.Launch;
+  if (!strategy || !launch.Grid || !launch.DynamicSmem)
     return error(path + ".launch", name)
                << "a fused kernel's launch has a fixed \"grid\" and "
                   "\"dynamic_smem\"",
            failure();
-  FailureOr<Attribute> gridAttr =
-      convert(json::Value(json::Array(*grid)), path + ".launch.grid", name);
-  if (failed(gridAttr))
-    return failure();
+  SmallVector<int64_t> grid = getDims(*launch.Grid);
+  int64_t dynamicSmem = int64_t(*launch.DynamicSmem);
 
-  int64_t numParams = entry.getParams().size();
-  SmallVector<Attribute> partAttrs;
-  for (auto [index, value] : llvm::enumerate(*parts)) {
+  SmallVector<FusionPartAttr> partAttrs;
+  for (auto [index, part] : llvm::enumerate(kernel.FusedFrom)) {
     std::string partPath = path + ".fused_from[" + std::to_string(index) + "]";
-    const json::Object *part = value.getAsObject();
-    if (!part)
-      return error(partPath, name) << "expected an object", failure();
-    SmallVector<NamedAttribute> fields;
-    for (const auto &[key, field] : *part) {
-      FailureOr<Attribute> attr =
-          convert(field, partPath + "." + key.str(), name);
-      if (failed(attr))
-        return failure();
-      fields.push_back(builder.getNamedAttr(key.str(), *attr));
-    }
-    DictionaryAttr dict = builder.getDictionaryAttr(fields);
-    // What the exporter and the probes read.
-    for (StringRef key : {"kernel", "module"})
-      if (!dict.getAs<StringAttr>(key))
-        return error(partPath + "." + key, name) << "expected a string",
-               failure();
-    static const std::pair<StringRef, size_t> dimsKeys[] = {
-        {"threads", 2}, {"block", 3}, {"grid", 3}};
-    for (auto [key, size] : dimsKeys) {
-      auto dims = dict.getAs<DenseI64ArrayAttr>(key);
-      if (!dims || dims.size() != size)
-        return error(partPath + "." + key, name)
-                   << "expected an array of " << size << " integers",
-               failure();
-    }
-    for (StringRef key : {"dynamic_smem", "dynamic_smem_offset"})
-      if (!dict.getAs<IntegerAttr>(key))
-        return error(partPath + "." + key, name) << "expected an integer",
-               failure();
-    auto argMap = dict.getAs<DenseI64ArrayAttr>("arg_map");
-    if (!argMap)
-      return error(partPath + ".arg_map", name)
-                 << "expected an array of parameter indices",
+    // What the exporter writes and the probes read: fixed shapes and sizes.
+    if (!part.Block)
+      return error(partPath + ".block", name) << "expected an array of 3 "
+                                                 "integers",
              failure();
-    for (int64_t arg : argMap.asArrayRef())
-      if (arg < 0 || arg >= numParams)
-        return error(partPath + ".arg_map", name)
-                   << "parameter " << arg << " does not exist: kernel '" << name
-                   << "' has " << numParams << " parameters",
-               failure();
-    partAttrs.push_back(dict);
+    if (!part.Grid)
+      return error(partPath + ".grid", name) << "expected an array of 3 "
+                                                "integers",
+             failure();
+    if (!part.DynamicSmem)
+      return error(partPath + ".dynamic_smem", name) << "expected an integer",
+             failure();
+    SmallVector<int64_t> threads = {int64_t(part.ThreadsLo),
+                                    int64_t(part.ThreadsHi)};
+    SmallVector<int64_t> block = getDims(*part.Block);
+    SmallVector<int64_t> partGrid = getDims(*part.Grid);
+    SmallVector<int64_t> argMap(part.ArgMap.begin(), part.ArgMap.end());
+    std::optional<int64_t> ratio;
+    if (part.Ratio)
+      ratio = int64_t(*part.Ratio);
+    int64_t offset = int64_t(part.DynamicSmemOffset);
+    int64_t partSmem = int64_t(*part.DynamicSmem);
+    // The checks the attribute makes (positive shapes, a thread range),
+    // reported at the manifest.
+    auto emitPartError = [&] { return error(partPath, name); };
+    if (failed(FusionPartAttr::verifyInvariants(
+            emitPartError, part.Kernel, part.Module, threads, block, partGrid,
+            offset, partSmem, argMap, ratio)))
+      return failure();
+    partAttrs.push_back(FusionPartAttr::get(
+        builder.getContext(), part.Kernel, part.Module, threads, block,
+        partGrid, offset, partSmem, argMap, ratio));
   }
   // --hfuse-apply builds one top-level scope per part.
   size_t scopes = llvm::count_if(
@@ -247,43 +211,19 @@ ManifestImporter::readFusion(EntryOp entry, const json::Object &kernel,
                << " kernels (one scope each): the manifest was written with "
                   "another build of this PTX; give the one written with it",
            failure();
-  return builder.getDictionaryAttr(
-      {builder.getNamedAttr("strategy", builder.getStringAttr(strategy)),
-       builder.getNamedAttr("grid", *gridAttr),
-       builder.getNamedAttr("dynamic_smem",
-                            builder.getI64IntegerAttr(*dynamicSmem)),
-       builder.getNamedAttr("parts", builder.getArrayAttr(partAttrs))});
+  auto emitLaunchError = [&] { return error(path + ".launch", name); };
+  if (failed(FusionInfoAttr::verifyInvariants(emitLaunchError, *strategy, grid,
+                                              dynamicSmem, partAttrs)))
+    return failure();
+  return FusionInfoAttr::get(builder.getContext(), *strategy, grid, dynamicSmem,
+                             partAttrs);
 }
 
 LogicalResult ManifestImporter::run() {
-  llvm::Expected<json::Value> parsed = json::parse(text);
-  if (!parsed) {
-    std::string message = llvm::toString(parsed.takeError());
-    // "[line:column, byte=N]: message"; the column counts from 0 but the
-    // parser has read the offending character: it is that one's from 1.
-    SmallVector<StringRef> groups;
-    Location loc = locate();
-    if (llvm::Regex("^\\[([0-9]+):([0-9]+), byte=[0-9]+\\]: (.*)$")
-            .match(message, &groups)) {
-      unsigned line = 1, column = 0;
-      (void)llvm::to_integer(groups[1], line);
-      (void)llvm::to_integer(groups[2], column);
-      loc = FileLineColLoc::get(builder.getContext(), file, line,
-                                std::max(column, 1u));
-      message = groups[3].str();
-    }
-    return emitError(loc) << "launch manifest '" << file
-                          << "' is not JSON: " << message,
-           failure();
-  }
-  const json::Object *manifest = parsed->getAsObject();
-  const json::Array *kernels =
-      manifest ? manifest->getArray("kernels") : nullptr;
-  if (!kernels)
-    return error("kernels") << "expected an array of kernels (is this a "
-                               "launch manifest, written by --manifest?)",
-           failure();
-  FailureOr<PTXModuleOp> module = findModule(*manifest);
+  rt::Expected<rt::Manifest> parsed = rt::parseManifest(text, file.str());
+  if (!parsed)
+    return reportReadError(parsed.status().message());
+  FailureOr<PTXModuleOp> module = findModule(*parsed);
   if (failed(module))
     return failure();
 
@@ -292,40 +232,31 @@ LogicalResult ManifestImporter::run() {
     if (entry.hasBody())
       entries[entry.getSymName()] = entry;
   // Everything is checked before anything is set.
-  SmallVector<std::pair<EntryOp, DictionaryAttr>> fusions;
+  SmallVector<std::pair<EntryOp, FusionInfoAttr>> fusions;
   llvm::StringSet<> described;
-  for (auto [index, value] : llvm::enumerate(*kernels)) {
+  for (auto [index, kernel] : llvm::enumerate(parsed->Kernels)) {
     std::string path = "kernels[" + std::to_string(index) + "]";
-    const json::Object *kernel = value.getAsObject();
-    std::optional<StringRef> name =
-        kernel ? kernel->getString("name") : std::nullopt;
-    const json::Array *params = kernel ? kernel->getArray("params") : nullptr;
-    if (!name || !params)
-      return error(path) << "expected an object with a \"name\" and "
-                            "\"params\"",
-             failure();
-    EntryOp entry = entries.lookup(*name);
+    StringRef name = kernel.Name;
+    EntryOp entry = entries.lookup(name);
     if (!entry)
-      return error(path, *name)
-                 << "kernel '" << *name << "' is not in '"
+      return error(path, name)
+                 << "kernel '" << name << "' is not in '"
                  << module->getSymName()
                  << "': the manifest was written with another PTX file; give "
                     "the one written with it",
              failure();
-    described.insert(*name);
-    if (failed(checkParams(entry, *params, path)))
+    described.insert(name);
+    if (failed(checkParams(entry, kernel)))
       return failure();
     // An empty fused_from is no fusion, as for the runtime.
-    const json::Value *fusedFrom = kernel->get("fused_from");
-    if (!fusedFrom ||
-        (fusedFrom->getAsArray() && fusedFrom->getAsArray()->empty()))
+    if (kernel.FusedFrom.empty())
       continue;
-    FailureOr<DictionaryAttr> fusion = readFusion(entry, *kernel, path);
+    FailureOr<FusionInfoAttr> fusion = readFusion(entry, kernel, path);
     if (failed(fusion))
       return failure();
-    if (Attribute own = entry->getAttr("gpuopt.fusion"); own && own != *fusion)
+    if (FusionInfoAttr own = getFusionInfo(entry); own && own != *fusion)
       return entry.emitError()
-                 << "kernel '" << *name
+                 << "kernel '" << name
                  << "' already has fusion information that launch manifest '"
                  << file << "' contradicts",
              failure();
@@ -340,11 +271,12 @@ LogicalResult ManifestImporter::run() {
                     "the one written with it",
              failure();
   for (auto [entry, fusion] : fusions)
-    entry->setAttr("gpuopt.fusion", fusion);
+    setFusionInfo(entry, fusion);
   return success();
 }
 
 LogicalResult gpuopt::importLaunchManifest(ModuleOp root,
                                            const llvm::MemoryBuffer &manifest) {
+  root.getContext()->getOrLoadDialect<GPUOptDialect>();
   return ManifestImporter(root, manifest).run();
 }

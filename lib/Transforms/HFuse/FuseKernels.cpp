@@ -13,8 +13,9 @@
 
 #include "gpuopt/Transforms/HFuse/FusionPlan.h"
 
-#include "gpuopt/Transforms/StatementBuilder.h"
-#include "ptx/IR/PTXSyntax.h"
+#include "ptx/IR/PTXBuilder.h"
+#include "ptx/IR/PTXNamespace.h"
+#include "ptx/IR/PTXOpcodes.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
@@ -48,7 +49,10 @@ struct PartContext {
   std::string endLabel;
 };
 
-/// Names of everything this pass declares; no compiler emits `__hf`.
+/// Names of the module-level variables this pass declares, reserved before
+/// the parts' symbols are copied (which are renamed around them). Registers
+/// and labels come from a PTXNamespace of the function, from `%__hf_` and
+/// `$__hfuse_` stems.
 constexpr StringLiteral kDynamicSmemName = "__hfuse_dynamic_smem";
 constexpr StringLiteral kTicketCounterName = "__hfuse_tickets";
 constexpr StringLiteral kTicketSharedName = "__hfuse_ticket";
@@ -60,20 +64,30 @@ bool isRemappedSpecialRegister(StringRef name) {
          name == "dynamic_smem_size";
 }
 
-std::string regName(StringRef sreg) {
+/// The stem of the register holding a part's view of `sreg`:
+/// `%__hf_tid_x` for `tid.x`.
+std::string getViewStem(StringRef sreg) {
   std::string name = "%__hf_" + sreg.str();
   std::replace(name.begin(), name.end(), '.', '_');
   return name;
 }
 
-/// The registers that hold a part's view of the special registers in `used`.
-llvm::StringMap<std::string> getViewNames(const llvm::StringSet<> &used) {
+/// The registers that hold a part's view of the special registers in `used`,
+/// fresh in `names` (the function or scope they are declared in).
+llvm::StringMap<std::string> getViewNames(const llvm::StringSet<> &used,
+                                          PTXNamespace &names) {
   llvm::StringMap<std::string> view;
   for (const auto &entry : used)
     if (isRemappedSpecialRegister(entry.getKey()))
-      view[entry.getKey()] = regName(entry.getKey());
+      view[entry.getKey()] = names.newName(getViewStem(entry.getKey())).str();
   return view;
 }
+
+/// The fused entry's own registers and labels.
+struct EntryNames {
+  RegisterAttr tid, cta, skip, part, blk, done;
+  std::string dispatched, exit;
+};
 
 class KernelFuser {
 public:
@@ -85,17 +99,18 @@ public:
 private:
   LogicalResult cloneModules();
   void buildEntry();
-  void emitTicketMap(StatementBuilder &sb, StringRef ticket, StringRef partReg,
-                     StringRef localReg);
-  void emitPartView(StatementBuilder &sb, PartContext &part,
-                    const llvm::StringSet<> &used, StringRef blockIndexReg);
+  void emitTicketMap(PTXBuilder &pb, PTXNamespace &names, RegisterAttr ticket,
+                     RegisterAttr partReg, RegisterAttr localReg);
+  void emitPartView(PTXBuilder &pb, PTXNamespace &names, PartContext &part,
+                    const llvm::StringSet<> &used,
+                    const llvm::StringMap<std::string> &view,
+                    RegisterAttr blockIndexReg);
   LogicalResult rewritePartCode(Operation *container, PartContext &part,
                                 bool isEntryBody,
                                 const llvm::StringMap<std::string> &view);
   Attribute rewriteOperand(Attribute operand, PartContext &part,
                            const llvm::StringMap<std::string> &view,
                            bool &needsDynamicOffset);
-  std::string uniqueName(StringRef base);
 
   ModuleOp root;
   const FusionPlan &plan;
@@ -112,6 +127,12 @@ private:
   std::vector<llvm::StringSet<>> moduleDynamicShared;
   SmallVector<int64_t> fileOffsets;
   llvm::StringMap<Operation *> symbols;
+  /// Module-level names: the parts' symbols, this pass's variables and the
+  /// fused kernel's parameters.
+  PTXNamespace symbolNames;
+  /// The fused entry's names: every part's (their scopes see the entry's
+  /// registers and labels), and the entry's own.
+  PTXNamespace entryNames;
   ThreadLayout layout;
   int64_t dynamicSmemTotal = 0;
   uint64_t dynamicSmemAlign = 16;
@@ -119,16 +140,6 @@ private:
 };
 
 } // namespace
-
-std::string KernelFuser::uniqueName(StringRef base) {
-  if (!symbols.count(base))
-    return base.str();
-  for (unsigned i = 1;; ++i) {
-    std::string candidate = (base + "_hf" + Twine(i)).str();
-    if (!symbols.count(candidate))
-      return candidate;
-  }
-}
 
 /// "8.7" < "8.10": compares version numbers, not strings.
 static bool versionLess(StringRef a, StringRef b) {
@@ -185,7 +196,8 @@ LogicalResult KernelFuser::cloneModules() {
           it != symbols.end() && it->second && isDeclaration(&op) &&
           isDeclaration(it->second) && it->second->getName() == op.getName())
         continue;
-      std::string newName = uniqueName(name);
+      // A clash gets the first free `name_hfN`.
+      std::string newName = symbolNames.newName(name, "_hf").str();
       Operation *clone = builder.clone(op);
       clones.push_back(clone);
       if (newName != name) {
@@ -228,29 +240,38 @@ LogicalResult KernelFuser::cloneModules() {
 /// that runs it and that part's block index: tickets come in periods of
 /// sum(ratio) blocks, `ratio[i]` of them for part i, for as many periods as
 /// every part has blocks for; the remaining blocks follow part by part.
-void KernelFuser::emitTicketMap(StatementBuilder &sb, StringRef ticket,
-                                StringRef partReg, StringRef localReg) {
+void KernelFuser::emitTicketMap(PTXBuilder &pb, PTXNamespace &names,
+                                RegisterAttr ticket, RegisterAttr partReg,
+                                RegisterAttr localReg) {
   int64_t period = 0, periods = INT64_MAX;
   for (const PartPlan &part : plan.parts) {
     period += part.ratio;
     periods = std::min(periods, part.getBlocks() / part.ratio);
   }
   int64_t headEnd = periods * period;
-  for (StringRef name : {"%__hf_m_q", "%__hf_m_m", "%__hf_m_u", "%__hf_m_ph",
-                         "%__hf_m_lh", "%__hf_m_pt", "%__hf_m_lt", "%__hf_m_x"})
-    sb.reg(".b32", name);
-  sb.reg(".pred", "%__hf_m_in");
-  sb.reg(".pred", "%__hf_m_c");
-  sb.inst("setp.lt.u32 %__hf_m_in, " + ticket + ", " + Twine(headEnd));
-  sb.inst("div.u32 %__hf_m_q, " + ticket + ", " + Twine(period));
-  sb.inst("rem.u32 %__hf_m_m, " + ticket + ", " + Twine(period));
-  sb.inst("mov.u32 %__hf_m_ph, 0");
-  sb.inst("mad.lo.u32 %__hf_m_lh, %__hf_m_q, " + Twine(plan.parts[0].ratio) +
-          ", %__hf_m_m");
-  sb.inst("sub.u32 %__hf_m_u, " + ticket + ", " + Twine(headEnd));
-  sb.inst("mov.u32 %__hf_m_pt, 0");
-  sb.inst("add.u32 %__hf_m_lt, %__hf_m_u, " +
-          Twine(periods * plan.parts[0].ratio));
+  // Quotient and remainder of the ticket by the period; part and local index
+  // in the head (whole periods) and in the tail; a scratch value.
+  auto declare = [&](StringRef type, StringRef stem) {
+    return pb.reg(type, names.newName(stem));
+  };
+  RegisterAttr q = declare(".b32", "%__hf_m_q"),
+               m = declare(".b32", "%__hf_m_m"),
+               u = declare(".b32", "%__hf_m_u"),
+               ph = declare(".b32", "%__hf_m_ph"),
+               lh = declare(".b32", "%__hf_m_lh"),
+               pt = declare(".b32", "%__hf_m_pt"),
+               lt = declare(".b32", "%__hf_m_lt"),
+               x = declare(".b32", "%__hf_m_x");
+  RegisterAttr in = declare(".pred", "%__hf_m_in"),
+               c = declare(".pred", "%__hf_m_c");
+  pb.inst("setp").mod("lt").u(32).create({in, ticket, headEnd});
+  pb.inst("div").u(32).create({q, ticket, period});
+  pb.inst("rem").u(32).create({m, ticket, period});
+  pb.inst("mov").u(32).create({ph, 0});
+  pb.inst("mad").mod("lo").u(32).create({lh, q, plan.parts[0].ratio, m});
+  pb.inst("sub").u(32).create({u, ticket, headEnd});
+  pb.inst("mov").u(32).create({pt, 0});
+  pb.inst("add").u(32).create({lt, u, periods * plan.parts[0].ratio});
   int64_t headStart = 0, tailStart = 0;
   for (auto [i, part] : llvm::enumerate(plan.parts)) {
     if (i == 0) {
@@ -258,84 +279,88 @@ void KernelFuser::emitTicketMap(StatementBuilder &sb, StringRef ticket,
       tailStart += part.getBlocks() - periods * part.ratio;
       continue;
     }
-    sb.inst("setp.ge.u32 %__hf_m_c, %__hf_m_m, " + Twine(headStart));
-    sb.inst("selp.b32 %__hf_m_ph, " + Twine(i) + ", %__hf_m_ph, %__hf_m_c");
-    sb.inst("mad.lo.u32 %__hf_m_x, %__hf_m_q, " + Twine(part.ratio) +
-            ", %__hf_m_m");
-    sb.inst("sub.u32 %__hf_m_x, %__hf_m_x, " + Twine(headStart));
-    sb.inst("selp.b32 %__hf_m_lh, %__hf_m_x, %__hf_m_lh, %__hf_m_c");
-    sb.inst("setp.ge.u32 %__hf_m_c, %__hf_m_u, " + Twine(tailStart));
-    sb.inst("selp.b32 %__hf_m_pt, " + Twine(i) + ", %__hf_m_pt, %__hf_m_c");
-    sb.inst("sub.u32 %__hf_m_x, %__hf_m_u, " + Twine(tailStart));
-    sb.inst("add.u32 %__hf_m_x, %__hf_m_x, " + Twine(periods * part.ratio));
-    sb.inst("selp.b32 %__hf_m_lt, %__hf_m_x, %__hf_m_lt, %__hf_m_c");
+    pb.inst("setp").mod("ge").u(32).create({c, m, headStart});
+    pb.inst("selp").b(32).create({ph, int64_t(i), ph, c});
+    pb.inst("mad").mod("lo").u(32).create({x, q, part.ratio, m});
+    pb.inst("sub").u(32).create({x, x, headStart});
+    pb.inst("selp").b(32).create({lh, x, lh, c});
+    pb.inst("setp").mod("ge").u(32).create({c, u, tailStart});
+    pb.inst("selp").b(32).create({pt, int64_t(i), pt, c});
+    pb.inst("sub").u(32).create({x, u, tailStart});
+    pb.inst("add").u(32).create({x, x, periods * part.ratio});
+    pb.inst("selp").b(32).create({lt, x, lt, c});
     headStart += part.ratio;
     tailStart += part.getBlocks() - periods * part.ratio;
   }
-  sb.inst("selp.b32 " + partReg + ", %__hf_m_ph, %__hf_m_pt, %__hf_m_in");
-  sb.inst("selp.b32 " + localReg + ", %__hf_m_lh, %__hf_m_lt, %__hf_m_in");
+  pb.inst("selp").b(32).create({partReg, ph, pt, in});
+  pb.inst("selp").b(32).create({localReg, lh, lt, in});
 }
 
-/// Declares and computes, at the builder's position, registers with the
-/// part's own view of the special registers in `used`. `blockIndexReg` is a
-/// register already holding the part's block index, or "" to compute it
-/// here (in device functions).
-void KernelFuser::emitPartView(StatementBuilder &sb, PartContext &part,
-                               const llvm::StringSet<> &used,
-                               StringRef blockIndexReg) {
-  llvm::StringMap<std::string> view = getViewNames(used);
+/// Declares and computes, at the builder's position, the registers `view`
+/// names with the part's own view of the special registers in `used`.
+/// `blockIndexReg` already holds the part's block index, or is null to
+/// compute it here (in device functions); other registers it needs are fresh
+/// in `names`.
+void KernelFuser::emitPartView(PTXBuilder &pb, PTXNamespace &names,
+                               PartContext &part, const llvm::StringSet<> &used,
+                               const llvm::StringMap<std::string> &view,
+                               RegisterAttr blockIndexReg) {
   const Dim3 &block = part.plan->block, &grid = part.plan->grid;
   auto needs = [&](StringRef name) { return used.contains(name); };
+  auto viewReg = [&](const Twine &sreg) {
+    return pb.reg(view.lookup(sreg.str()));
+  };
   bool needsThread = needs("tid.x") || needs("tid.y") || needs("tid.z");
   bool needsBlock = needs("ctaid.x") || needs("ctaid.y") || needs("ctaid.z");
   for (const auto &entry : view)
-    sb.reg(".b32", entry.getValue());
+    pb.reg(".b32", entry.getValue());
   // A split of shape (x, y, z) from a linear index.
-  auto split = [&](StringRef linear, StringRef prefix, const Dim3 &dims) {
-    std::string x = regName((prefix + ".x").str()),
-                y = regName((prefix + ".y").str()),
-                z = regName((prefix + ".z").str());
+  auto split = [&](RegisterAttr linear, StringRef prefix, const Dim3 &dims) {
     if (needs((prefix + ".x").str())) {
+      RegisterAttr x = viewReg(prefix + ".x");
       if (dims[1] * dims[2] == 1)
-        sb.inst("mov.u32 " + x + ", " + linear);
+        pb.inst("mov").u(32).create({x, linear});
       else
-        sb.inst("rem.u32 " + x + ", " + linear + ", " + Twine(dims[0]));
+        pb.inst("rem").u(32).create({x, linear, dims[0]});
     }
     if (needs((prefix + ".y").str())) {
-      sb.inst("div.u32 " + y + ", " + linear + ", " + Twine(dims[0]));
+      RegisterAttr y = viewReg(prefix + ".y");
+      pb.inst("div").u(32).create({y, linear, dims[0]});
       if (dims[2] != 1)
-        sb.inst("rem.u32 " + y + ", " + y + ", " + Twine(dims[1]));
+        pb.inst("rem").u(32).create({y, y, dims[1]});
     }
     if (needs((prefix + ".z").str()))
-      sb.inst("div.u32 " + z + ", " + linear + ", " + Twine(dims[0] * dims[1]));
+      pb.inst("div").u(32).create(
+          {viewReg(prefix + ".z"), linear, dims[0] * dims[1]});
   };
   if (needsThread) {
-    sb.reg(".b32", "%__hf_local_tid");
+    RegisterAttr localTid = pb.reg(".b32", names.newName("%__hf_local_tid"));
     // Special registers are only operands of mov and cvt.
-    sb.inst("mov.u32 %__hf_local_tid, %tid.x");
+    pb.inst("mov").u(32).create({localTid, pb.sreg("%tid.x")});
     if (part.lo)
-      sb.inst("sub.u32 %__hf_local_tid, %__hf_local_tid, " + Twine(part.lo));
-    split("%__hf_local_tid", "tid", block);
+      pb.inst("sub").u(32).create({localTid, localTid, part.lo});
+    split(localTid, "tid", block);
   }
   if (needsBlock) {
-    std::string blockIndex = blockIndexReg.str();
-    if (blockIndex.empty()) {
-      blockIndex = "%__hf_local_cta";
-      sb.reg(".b32", blockIndex);
+    RegisterAttr blockIndex = blockIndexReg;
+    if (!blockIndex) {
+      blockIndex = pb.reg(".b32", names.newName("%__hf_local_cta"));
       switch (plan.strategy) {
       case FusionStrategy::Thread:
-        sb.inst("mov.u32 " + blockIndex + ", %ctaid.x");
+        pb.inst("mov").u(32).create({blockIndex, pb.sreg("%ctaid.x")});
         break;
       case FusionStrategy::Interleave:
-      case FusionStrategy::Dynamic:
-        sb.reg(".b32", "%__hf_ticket");
-        sb.reg(".b32", "%__hf_part");
+      case FusionStrategy::Dynamic: {
+        RegisterAttr ticket = pb.reg(".b32", names.newName("%__hf_ticket"));
+        RegisterAttr partReg = pb.reg(".b32", names.newName("%__hf_part"));
         if (plan.strategy == FusionStrategy::Interleave)
-          sb.inst("mov.u32 %__hf_ticket, %ctaid.x");
+          pb.inst("mov").u(32).create({ticket, pb.sreg("%ctaid.x")});
         else
-          sb.inst("ld.shared.u32 %__hf_ticket, [" + kTicketSharedName + "]");
-        emitTicketMap(sb, "%__hf_ticket", "%__hf_part", blockIndex);
+          pb.inst("ld").mod("shared").u(32).create(
+              {ticket, pb.addr(kTicketSharedName)});
+        emitTicketMap(pb, names, ticket, partReg, blockIndex);
         break;
+      }
       }
     }
     split(blockIndex, "ctaid", grid);
@@ -343,13 +368,13 @@ void KernelFuser::emitPartView(StatementBuilder &sb, PartContext &part,
   for (auto [i, axis] : llvm::enumerate(StringRef("xyz"))) {
     std::string suffix = "." + std::string(1, axis);
     if (needs("ntid" + suffix))
-      sb.inst("mov.u32 " + view["ntid" + suffix] + ", " + Twine(block[i]));
+      pb.inst("mov").u(32).create({viewReg("ntid" + suffix), block[i]});
     if (needs("nctaid" + suffix))
-      sb.inst("mov.u32 " + view["nctaid" + suffix] + ", " + Twine(grid[i]));
+      pb.inst("mov").u(32).create({viewReg("nctaid" + suffix), grid[i]});
   }
   if (needs("dynamic_smem_size"))
-    sb.inst("mov.u32 " + view["dynamic_smem_size"] + ", " +
-            Twine(std::max<int64_t>(part.plan->dynamicSmem, 0)));
+    pb.inst("mov").u(32).create({viewReg("dynamic_smem_size"),
+                                 std::max<int64_t>(part.plan->dynamicSmem, 0)});
 }
 
 Attribute KernelFuser::rewriteOperand(Attribute operand, PartContext &part,
@@ -405,10 +430,12 @@ KernelFuser::rewritePartCode(Operation *container, PartContext &part,
   });
   for (InstOp inst : insts) {
     StringRef opcode = inst.getOpcode();
+    OpcodeKind kind = getOpcodeKind(opcode);
     // A thread that leaves its part early must not end the fused kernel:
     // the other parts' counted barriers still expect it... and the parts
     // after it still have to run.
-    if (isEntryBody && (opcode == "ret" || opcode == "exit")) {
+    if (isEntryBody &&
+        (kind == OpcodeKind::Return || kind == OpcodeKind::Exit)) {
       SmallVector<Attribute> modifiers;
       if (inst.hasModifier("uni"))
         modifiers.push_back(builder.getStringAttr("uni"));
@@ -440,18 +467,15 @@ KernelFuser::rewritePartCode(Operation *container, PartContext &part,
       }
       SmallVector<StringRef> types = inst.getTypeModifiers();
       StringRef type = types.empty() ? "u64" : types.back();
-      std::string width = type.ends_with("32") ? "u32" : "u64";
       builder.setInsertionPointAfter(inst);
-      StatementBuilder sb(builder, inst.getLoc());
-      std::string dst = cast<RegisterAttr>(operands[0]).getName().str();
-      InstOp add = sb.inst("add." + width + " " + dst + ", " + dst + ", " +
-                           Twine(part.dynamicSmemOffset));
-      if (inst.getGuard()) {
-        add.setGuardAttr(inst.getGuardAttr());
-        add.setGuardNegated(inst.getGuardNegated());
-      }
+      PTXBuilder pb(builder, inst.getLoc());
+      auto dst = cast<RegisterAttr>(operands[0]);
+      InstBuilder add = pb.inst("add").u(type.ends_with("32") ? 32 : 64);
+      if (RegisterAttr guard = inst.getGuardAttr())
+        add.guard(guard, inst.getGuardNegated());
+      add.create({dst, dst, part.dynamicSmemOffset});
     }
-    if (opcode != "bar" && opcode != "barrier")
+    if (kind != OpcodeKind::Barrier)
       continue;
     // The barrier's id and count sit where KernelAnalysis found them.
     if (inst.hasModifier("warp") || inst.hasModifier("cluster"))
@@ -482,16 +506,14 @@ void KernelFuser::buildEntry() {
   builder.setInsertionPointToEnd(fused.getBodyBlock());
   // Parameters: every part's, in order, renamed where they clash.
   SmallVector<Attribute> params;
-  llvm::StringSet<> paramNames;
   for (PartContext &part : parts) {
     for (Attribute attr : part.analysis->getEntry().getParams()) {
       auto param = cast<ParamDeclAttr>(attr);
-      std::string name = param.getName().str();
-      if (paramNames.contains(name) || symbols.count(name))
-        name = (param.getName() + "_hf" + Twine(part.index)).str();
-      while (paramNames.contains(name) || symbols.count(name))
-        name += "_";
-      paramNames.insert(name);
+      StringRef name = param.getName();
+      if (symbolNames.contains(name))
+        name = symbolNames.newName(name + "_hf" + Twine(part.index));
+      else
+        symbolNames.add(name);
       if (name != param.getName())
         part.renames[param.getName()] = name;
       params.push_back(ParamDeclAttr::get(
@@ -517,35 +539,59 @@ void KernelFuser::buildEntry() {
   symbols[plan.name] = fusedEntry;
   Block *body = &fusedEntry.getBody().emplaceBlock();
   builder.setInsertionPointToEnd(body);
-  StatementBuilder sb(builder, loc);
+  PTXBuilder pb(builder, loc);
+
+  // The entry's own registers and labels, fresh among the parts' names
+  // (which the parts' scopes see).
+  bool blockLevel = plan.strategy != FusionStrategy::Thread;
+  bool dynamic = plan.strategy == FusionStrategy::Dynamic;
+  EntryNames names;
+  auto newReg = [&](StringRef stem) {
+    return pb.reg(entryNames.newName(stem));
+  };
+  names.tid = newReg("%__hf_tid");
+  names.cta = newReg("%__hf_cta");
+  names.skip = newReg("%__hf_skip");
+  if (blockLevel) {
+    names.part = newReg("%__hf_part");
+    names.blk = newReg("%__hf_blk");
+  }
+  if (dynamic) {
+    names.done = newReg("%__hf_done");
+    names.dispatched = entryNames.newName("$__hfuse_dispatched").str();
+    names.exit = entryNames.newName("$__hfuse_exit").str();
+  }
 
   // Which threads or blocks run which part.
-  sb.reg(".b32", "%__hf_tid");
-  sb.reg(".b32", "%__hf_cta");
-  sb.reg(".pred", "%__hf_skip");
-  sb.inst("mov.u32 %__hf_tid, %tid.x");
-  bool blockLevel = plan.strategy != FusionStrategy::Thread;
+  pb.reg(".b32", names.tid.getName());
+  pb.reg(".b32", names.cta.getName());
+  pb.reg(".pred", names.skip.getName());
+  pb.inst("mov").u(32).create({names.tid, pb.sreg("%tid.x")});
   if (blockLevel) {
-    sb.reg(".b32", "%__hf_part");
-    sb.reg(".b32", "%__hf_blk");
+    pb.reg(".b32", names.part.getName());
+    pb.reg(".b32", names.blk.getName());
   }
-  if (plan.strategy == FusionStrategy::Dynamic) {
+  if (dynamic) {
     // Thread 0 takes the block's ticket; the block learns it through shared
     // memory. Tickets hand out blocks in dispatch order whatever order the
     // hardware starts them in.
-    sb.inst("setp.ne.u32 %__hf_skip, %__hf_tid, 0");
-    sb.inst("@%__hf_skip bra $__hfuse_dispatched");
-    sb.inst(("atom.global.add.u32 %__hf_cta, [" + kTicketCounterName + "], 1")
-                .str());
-    sb.inst(("st.shared.u32 [" + kTicketSharedName + "], %__hf_cta").str());
-    sb.label("$__hfuse_dispatched");
-    sb.inst("bar.sync 0");
-    sb.inst(("ld.shared.u32 %__hf_cta, [" + kTicketSharedName + "]").str());
+    pb.inst("setp").mod("ne").u(32).create({names.skip, names.tid, 0});
+    pb.inst("bra").guard(names.skip).create({pb.labelRef(names.dispatched)});
+    pb.inst("atom")
+        .mods({"global", "add"})
+        .u(32)
+        .create({names.cta, pb.addr(kTicketCounterName), 1});
+    pb.inst("st").mod("shared").u(32).create(
+        {pb.addr(kTicketSharedName), names.cta});
+    pb.label(names.dispatched);
+    pb.inst("bar").mod("sync").create({0});
+    pb.inst("ld").mod("shared").u(32).create(
+        {names.cta, pb.addr(kTicketSharedName)});
   } else {
-    sb.inst("mov.u32 %__hf_cta, %ctaid.x");
+    pb.inst("mov").u(32).create({names.cta, pb.sreg("%ctaid.x")});
   }
   if (blockLevel)
-    emitTicketMap(sb, "%__hf_cta", "%__hf_part", "%__hf_blk");
+    emitTicketMap(pb, entryNames, names.cta, names.part, names.blk);
 
   int64_t fusedBlocks = 0;
   for (const PartPlan &p : plan.parts)
@@ -554,72 +600,89 @@ void KernelFuser::buildEntry() {
   for (PartContext &part : parts) {
     // Skip the part in threads and blocks that do not run it: a list of
     // (comparison, register, bound) or-ed into one predicate.
-    SmallVector<std::tuple<StringRef, StringRef, int64_t>> conditions;
+    SmallVector<std::tuple<StringRef, RegisterAttr, int64_t>> conditions;
     int64_t hi = part.lo + part.plan->getThreads();
     if (blockLevel) {
-      conditions.push_back({"ne", "%__hf_part", part.index});
+      conditions.push_back({"ne", names.part, part.index});
       if (hi < layout.blockThreads)
-        conditions.push_back({"ge", "%__hf_tid", hi});
+        conditions.push_back({"ge", names.tid, hi});
     } else {
       if (part.lo > 0)
-        conditions.push_back({"lt", "%__hf_tid", part.lo});
+        conditions.push_back({"lt", names.tid, part.lo});
       if (hi < layout.blockThreads)
-        conditions.push_back({"ge", "%__hf_tid", hi});
+        conditions.push_back({"ge", names.tid, hi});
       if (part.plan->getBlocks() < fusedBlocks)
-        conditions.push_back({"ge", "%__hf_cta", part.plan->getBlocks()});
+        conditions.push_back({"ge", names.cta, part.plan->getBlocks()});
     }
     for (auto [i, condition] : llvm::enumerate(conditions)) {
       auto [cmp, reg, bound] = condition;
       if (i == 0)
-        sb.inst("setp." + cmp + ".u32 %__hf_skip, " + reg + ", " +
-                Twine(bound));
+        pb.inst("setp").mod(cmp).u(32).create({names.skip, reg, bound});
       else
-        sb.inst("setp." + cmp + ".or.u32 %__hf_skip, " + reg + ", " +
-                Twine(bound) + ", %__hf_skip");
+        pb.inst("setp").mod(cmp).mod("or").u(32).create(
+            {names.skip, reg, bound, names.skip});
     }
     if (!conditions.empty())
-      sb.inst("@%__hf_skip bra " + part.endLabel);
+      pb.inst("bra").guard(names.skip).create({pb.labelRef(part.endLabel)});
 
     auto scope = ScopeOp::create(builder, loc);
     Block *scopeBody = &scope.getBody().emplaceBlock();
     OpBuilder inner = OpBuilder::atBlockEnd(scopeBody);
-    StatementBuilder partSb(inner, loc);
+    PTXBuilder partPb(inner, loc);
     EntryOp original = part.analysis->getEntry();
     for (Operation &op : original.getBodyBlock()->getOperations())
       inner.clone(op);
-    // Rewrite the copy first, then put the view's prologue before it.
+    // The scope sees its part's names and the entry's own: those declared
+    // so far (outside the parts' scopes) and those declared after it.
+    PTXNamespace scopeNames(original);
+    for (Operation &op : *body)
+      if (!isa<ScopeOp>(op))
+        scopeNames.add(&op);
+    for (const PartContext &other : parts)
+      scopeNames.add(other.endLabel);
+    if (dynamic) {
+      scopeNames.add(names.done.getName());
+      scopeNames.add(names.exit);
+    }
     llvm::StringSet<> used = part.analysis->getSpecialRegistersOf(original);
-    if (failed(rewritePartCode(scope, part, /*isEntryBody=*/true,
-                               getViewNames(used))))
+    llvm::StringMap<std::string> view = getViewNames(used, scopeNames);
+    // Rewrite the copy first, then put the view's prologue before it.
+    if (failed(rewritePartCode(scope, part, /*isEntryBody=*/true, view)))
       failedRewrite = true;
     inner.setInsertionPointToStart(scopeBody);
-    emitPartView(partSb, part, used, blockLevel ? "%__hf_blk" : "%__hf_cta");
+    emitPartView(partPb, scopeNames, part, used, view,
+                 blockLevel ? names.blk : names.cta);
     builder.setInsertionPointAfter(scope);
-    sb.label(part.endLabel);
+    pb.label(part.endLabel);
   }
 
-  if (plan.strategy == FusionStrategy::Dynamic) {
+  if (dynamic) {
     // The last block to finish resets the tickets for the next launch, so
     // no launch needs a memset first. acq_rel orders every block's ticket
     // before its count, and the reset after the last count.
     int64_t total = 0;
     for (const PartPlan &p : plan.parts)
       total += p.getBlocks();
-    sb.reg(".b32", "%__hf_done");
-    sb.inst("setp.ne.u32 %__hf_skip, %__hf_tid, 0");
-    sb.inst("@%__hf_skip bra $__hfuse_exit");
-    sb.inst(("atom.acq_rel.gpu.global.add.u32 %__hf_done, [" +
-             kTicketCounterName + "+4], 1")
-                .str());
-    sb.inst("setp.ne.u32 %__hf_skip, %__hf_done, " + Twine(total - 1));
-    sb.inst("@%__hf_skip bra $__hfuse_exit");
-    sb.inst(
-        ("st.relaxed.gpu.global.u32 [" + kTicketCounterName + "], 0").str());
-    sb.inst(
-        ("st.relaxed.gpu.global.u32 [" + kTicketCounterName + "+4], 0").str());
-    sb.label("$__hfuse_exit");
+    pb.reg(".b32", names.done.getName());
+    pb.inst("setp").mod("ne").u(32).create({names.skip, names.tid, 0});
+    pb.inst("bra").guard(names.skip).create({pb.labelRef(names.exit)});
+    pb.inst("atom")
+        .mods({"acq_rel", "gpu", "global", "add"})
+        .u(32)
+        .create({names.done, pb.addr(kTicketCounterName, 4), 1});
+    pb.inst("setp").mod("ne").u(32).create({names.skip, names.done, total - 1});
+    pb.inst("bra").guard(names.skip).create({pb.labelRef(names.exit)});
+    pb.inst("st")
+        .mods({"relaxed", "gpu", "global"})
+        .u(32)
+        .create({pb.addr(kTicketCounterName), 0});
+    pb.inst("st")
+        .mods({"relaxed", "gpu", "global"})
+        .u(32)
+        .create({pb.addr(kTicketCounterName, 4), 0});
+    pb.label(names.exit);
   }
-  sb.inst("ret");
+  pb.inst("ret").create();
 }
 
 FailureOr<PTXModuleOp> KernelFuser::run() {
@@ -647,8 +710,13 @@ FailureOr<PTXModuleOp> KernelFuser::run() {
 
   // Reserve the names this pass declares.
   for (StringRef reserved : {kDynamicSmemName.str(), kTicketCounterName.str(),
-                             kTicketSharedName.str(), plan.name})
+                             kTicketSharedName.str(), plan.name}) {
     symbols[reserved] = nullptr;
+    symbolNames.add(reserved);
+  }
+  // The parts' bodies are copied into the fused entry's scopes as they are.
+  for (KernelAnalysis &analysis : analyses)
+    entryNames.add(analysis.getEntry());
 
   // The fused module: the newest PTX version, the parts' chip, no debug
   // sections (they describe the original kernels).
@@ -712,7 +780,7 @@ FailureOr<PTXModuleOp> KernelFuser::run() {
     part.renames = moduleRenames[moduleOfPart[i]];
     for (const auto &name : moduleDynamicShared[moduleOfPart[i]])
       part.dynamicShared.insert(name.getKey());
-    part.endLabel = ("$__hfuse_end_" + Twine(i)).str();
+    part.endLabel = entryNames.newName("$__hfuse_end_" + Twine(i)).str();
     parts.push_back(std::move(part));
   }
 
@@ -755,8 +823,7 @@ FailureOr<PTXModuleOp> KernelFuser::run() {
           used.insert(sreg.getKey());
       bool hasBarrier = false;
       func.walk([&](InstOp inst) {
-        hasBarrier |=
-            inst.getOpcode() == "bar" || inst.getOpcode() == "barrier";
+        hasBarrier |= getOpcodeKind(inst.getOpcode()) == OpcodeKind::Barrier;
       });
       if (!rewritten.insert(func).second) {
         // Called by two parts of one module: one copy cannot serve both
@@ -774,21 +841,22 @@ FailureOr<PTXModuleOp> KernelFuser::run() {
       // The copy's symbol references were renamed when it was cloned.
       PartContext calleeContext = part;
       calleeContext.renames.clear();
+      PTXNamespace funcNames(func);
+      llvm::StringMap<std::string> view = getViewNames(used, funcNames);
       if (failed(rewritePartCode(func, calleeContext, /*isEntryBody=*/false,
-                                 getViewNames(used))))
+                                 view)))
         return cleanup();
       OpBuilder funcBuilder = OpBuilder::atBlockBegin(func.getBodyBlock());
-      StatementBuilder sb(funcBuilder, func.getLoc());
-      emitPartView(sb, part, used, "");
+      PTXBuilder pb(funcBuilder, func.getLoc());
+      emitPartView(pb, funcNames, part, used, view, RegisterAttr());
     }
   }
   if (failedRewrite)
     return cleanup();
 
-  // What the launch manifest needs.
-  Builder b(ctx);
-  SmallVector<Attribute> partInfos;
-  unsigned paramIndex = 0;
+  // What the launch manifest and the probes need.
+  SmallVector<FusionPartAttr> partInfos;
+  int64_t paramIndex = 0;
   int64_t gridBlocks = 0;
   for (PartContext &part : parts) {
     SmallVector<int64_t> argMap;
@@ -798,35 +866,18 @@ FailureOr<PTXModuleOp> KernelFuser::run() {
     gridBlocks = plan.strategy == FusionStrategy::Thread
                      ? std::max(gridBlocks, part.plan->getBlocks())
                      : gridBlocks + part.plan->getBlocks();
-    SmallVector<NamedAttribute> fields = {
-        b.getNamedAttr("kernel", b.getStringAttr(part.plan->kernel)),
-        b.getNamedAttr(
-            "module",
-            b.getStringAttr(modules[moduleOfPart[part.index]].getSymName())),
-        b.getNamedAttr("threads",
-                       b.getDenseI64ArrayAttr(
-                           {part.lo, part.lo + part.plan->getThreads()})),
-        b.getNamedAttr("block", b.getDenseI64ArrayAttr(part.plan->block)),
-        b.getNamedAttr("grid", b.getDenseI64ArrayAttr(part.plan->grid)),
-        b.getNamedAttr("dynamic_smem_offset",
-                       b.getI64IntegerAttr(part.dynamicSmemOffset)),
-        b.getNamedAttr("dynamic_smem", b.getI64IntegerAttr(std::max<int64_t>(
-                                           part.plan->dynamicSmem, 0))),
-        b.getNamedAttr("arg_map", b.getDenseI64ArrayAttr(argMap))};
+    std::optional<int64_t> ratio;
     if (plan.strategy != FusionStrategy::Thread)
-      fields.push_back(
-          b.getNamedAttr("ratio", b.getI64IntegerAttr(part.plan->ratio)));
-    partInfos.push_back(b.getDictionaryAttr(fields));
+      ratio = part.plan->ratio;
+    partInfos.push_back(FusionPartAttr::get(
+        ctx, part.plan->kernel, modules[moduleOfPart[part.index]].getSymName(),
+        {part.lo, part.lo + part.plan->getThreads()}, part.plan->block,
+        part.plan->grid, part.dynamicSmemOffset,
+        std::max<int64_t>(part.plan->dynamicSmem, 0), argMap, ratio));
   }
-  fusedEntry->setAttr(
-      kFusionInfoAttrName,
-      b.getDictionaryAttr(
-          {b.getNamedAttr("strategy", b.getStringAttr(stringifyFusionStrategy(
-                                          plan.strategy))),
-           b.getNamedAttr("grid", b.getDenseI64ArrayAttr({gridBlocks, 1, 1})),
-           b.getNamedAttr("dynamic_smem",
-                          b.getI64IntegerAttr(dynamicSmemTotal)),
-           b.getNamedAttr("parts", b.getArrayAttr(partInfos))}));
+  setFusionInfo(fusedEntry,
+                FusionInfoAttr::get(ctx, plan.strategy, {gridBlocks, 1, 1},
+                                    dynamicSmemTotal, partInfos));
 
   for (PTXModuleOp module : modules)
     module.erase();

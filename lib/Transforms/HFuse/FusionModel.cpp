@@ -408,7 +408,7 @@ hfuse::evaluateCandidates(ModuleOp root, const FusionPlan &base,
   std::vector<FusionPlan> plans;
   auto addPlan = [&](FusionPlan plan) {
     for (const FusionPlan &p : plans)
-      if (p.toAttr(ctx) == plan.toAttr(ctx))
+      if (p == plan)
         return;
     plans.push_back(plan);
   };

@@ -1,13 +1,15 @@
 //===- FusionPlan.cpp - Fusion plans as attributes, and their checks ------===//
 //
-// The plan attribute that the decide pass writes and the transform reads,
-// the thread layout of a split, and the checks that refuse a plan that
-// cannot be built safely, with the reason and what to change.
+// The plan in the form the decide pass builds it, converted to and from the
+// `#gpuopt.hfuse_plan` the transform reads; the thread layout of a split;
+// and the checks that refuse a plan that cannot be built safely, with the
+// reason and what to change.
 //
 //===----------------------------------------------------------------------===//
 
 #include "gpuopt/Transforms/HFuse/FusionPlan.h"
 #include "gpuopt/Analysis/KernelLookup.h"
+#include "gpuopt/Dialect/GPUOpt/GPUOptDialect.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
@@ -18,100 +20,40 @@ using namespace gpuopt;
 using namespace gpuopt::hfuse;
 using namespace gpuopt::ptx;
 
-StringRef hfuse::stringifyFusionStrategy(FusionStrategy strategy) {
-  switch (strategy) {
-  case FusionStrategy::Thread:
-    return "thread";
-  case FusionStrategy::Interleave:
-    return "interleave";
-  case FusionStrategy::Dynamic:
-    return "dynamic";
-  }
-  llvm_unreachable("unknown strategy");
+bool PartPlan::operator==(const PartPlan &other) const {
+  return std::tie(module, kernel, block, grid, ratio, dynamicSmem) ==
+         std::tie(other.module, other.kernel, other.block, other.grid,
+                  other.ratio, other.dynamicSmem);
 }
 
-std::optional<FusionStrategy> hfuse::parseFusionStrategy(StringRef name) {
-  if (name == "thread")
-    return FusionStrategy::Thread;
-  if (name == "interleave")
-    return FusionStrategy::Interleave;
-  if (name == "dynamic")
-    return FusionStrategy::Dynamic;
-  return std::nullopt;
+bool FusionPlan::operator==(const FusionPlan &other) const {
+  return std::tie(name, strategy, maxnreg, parts) ==
+         std::tie(other.name, other.strategy, other.maxnreg, other.parts);
 }
 
-DictionaryAttr FusionPlan::toAttr(MLIRContext *ctx) const {
-  Builder b(ctx);
-  SmallVector<Attribute> partAttrs;
-  for (const PartPlan &part : parts) {
-    SmallVector<NamedAttribute> fields = {
-        b.getNamedAttr("kernel", b.getStringAttr(part.kernel)),
-        b.getNamedAttr("block", b.getDenseI64ArrayAttr(part.block)),
-        b.getNamedAttr("grid", b.getDenseI64ArrayAttr(part.grid)),
-        b.getNamedAttr("ratio", b.getI64IntegerAttr(part.ratio))};
-    if (!part.module.empty())
-      fields.push_back(b.getNamedAttr("module", b.getStringAttr(part.module)));
-    if (part.dynamicSmem >= 0)
-      fields.push_back(b.getNamedAttr("dynamic_smem",
-                                      b.getI64IntegerAttr(part.dynamicSmem)));
-    partAttrs.push_back(b.getDictionaryAttr(fields));
-  }
-  SmallVector<NamedAttribute> fields = {
-      b.getNamedAttr("name", b.getStringAttr(name)),
-      b.getNamedAttr("strategy",
-                     b.getStringAttr(stringifyFusionStrategy(strategy))),
-      b.getNamedAttr("parts", b.getArrayAttr(partAttrs))};
-  if (maxnreg)
-    fields.push_back(b.getNamedAttr("maxnreg", b.getI64IntegerAttr(maxnreg)));
-  return b.getDictionaryAttr(fields);
+HFusePlanAttr FusionPlan::toAttr(MLIRContext *ctx) const {
+  SmallVector<HFusePartAttr> partAttrs;
+  for (const PartPlan &part : parts)
+    partAttrs.push_back(HFusePartAttr::get(
+        ctx, part.kernel, part.module, part.block, part.grid, part.ratio,
+        part.dynamicSmem >= 0 ? std::optional<int64_t>(part.dynamicSmem)
+                              : std::nullopt));
+  return HFusePlanAttr::get(ctx, name, strategy, maxnreg, partAttrs);
 }
 
-FailureOr<FusionPlan> FusionPlan::fromAttr(Attribute attr, Location loc) {
-  auto fail = [&](const Twine &msg) {
-    emitError(loc) << "invalid '" << kPlanAttrName << "' plan: " << msg;
-    return failure();
-  };
-  auto dict = dyn_cast<DictionaryAttr>(attr);
-  if (!dict)
-    return fail("expected a dictionary");
+FusionPlan FusionPlan::fromAttr(HFusePlanAttr attr) {
   FusionPlan plan;
-  auto name = dict.getAs<StringAttr>("name");
-  auto strategy = dict.getAs<StringAttr>("strategy");
-  auto parts = dict.getAs<ArrayAttr>("parts");
-  if (!name || !strategy || !parts)
-    return fail("expected 'name', 'strategy' and 'parts'");
-  plan.name = name.str();
-  std::optional<FusionStrategy> parsed = parseFusionStrategy(strategy);
-  if (!parsed)
-    return fail("unknown strategy '" + strategy.getValue() +
-                "' (expected thread, interleave or dynamic)");
-  plan.strategy = *parsed;
-  if (auto maxnreg = dict.getAs<IntegerAttr>("maxnreg"))
-    plan.maxnreg = maxnreg.getInt();
-  for (Attribute partAttr : parts) {
-    auto partDict = dyn_cast<DictionaryAttr>(partAttr);
-    if (!partDict)
-      return fail("each part must be a dictionary");
-    PartPlan part;
-    auto kernel = partDict.getAs<StringAttr>("kernel");
-    auto block = partDict.getAs<DenseI64ArrayAttr>("block");
-    auto grid = partDict.getAs<DenseI64ArrayAttr>("grid");
-    if (!kernel || !block || !grid || block.size() != 3 || grid.size() != 3)
-      return fail("each part needs 'kernel', and 'block' and 'grid' of 3 "
-                  "integers");
-    part.kernel = kernel.str();
-    for (unsigned i = 0; i < 3; ++i) {
-      part.block[i] = block[i];
-      part.grid[i] = grid[i];
-    }
-    if (auto module = partDict.getAs<StringAttr>("module"))
-      part.module = module.str();
-    if (auto ratio = partDict.getAs<IntegerAttr>("ratio"))
-      part.ratio = ratio.getInt();
-    part.dynamicSmem = -1;
-    if (auto smem = partDict.getAs<IntegerAttr>("dynamic_smem"))
-      part.dynamicSmem = smem.getInt();
-    plan.parts.push_back(part);
+  plan.name = attr.getName().str();
+  plan.strategy = attr.getStrategy();
+  plan.maxnreg = attr.getMaxnreg();
+  for (HFusePartAttr partAttr : attr.getParts()) {
+    PartPlan &part = plan.parts.emplace_back();
+    part.module = partAttr.getModule().str();
+    part.kernel = partAttr.getKernel().str();
+    llvm::copy(partAttr.getBlock(), part.block.begin());
+    llvm::copy(partAttr.getGrid(), part.grid.begin());
+    part.ratio = partAttr.getRatio();
+    part.dynamicSmem = partAttr.getDynamicSmem().value_or(-1);
   }
   return plan;
 }
@@ -183,7 +125,7 @@ LogicalResult hfuse::checkFusionPlan(ModuleOp root, const FusionPlan &plan,
       return refuse(hazard);
     // Its probe buffers would lose their manifest entry and the fused
     // kernel's records their part; probes go on the fused kernel.
-    if (entry->hasAttr("gpuopt.probes"))
+    if (isProbed(entry))
       return refuse("it is probed already; give --probe after --hfuse, so "
                     "that the fused kernel is probed and its records name "
                     "their part");

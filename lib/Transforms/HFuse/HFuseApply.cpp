@@ -1,11 +1,12 @@
 //===- HFuseApply.cpp - Fuse kernels by a plan ----------------------------===//
 //
-// `--hfuse-apply`: reads the `gpuopt.hfuse` plan of the builtin module and
+// `--hfuse-apply`: reads the `#gpuopt.hfuse_plan` of the builtin module and
 // builds the fused kernel (FuseKernels.cpp). Without a plan it does nothing,
 // so it can run in any pipeline.
 //
 //===----------------------------------------------------------------------===//
 
+#include "gpuopt/Dialect/GPUOpt/GPUOptDialect.h"
 #include "gpuopt/Transforms/HFuse/FusionPlan.h"
 #include "gpuopt/Transforms/Passes.h"
 
@@ -22,16 +23,14 @@ namespace {
 struct HFuseApplyPass : public gpuopt::impl::HFuseApplyBase<HFuseApplyPass> {
   void runOnOperation() override {
     ModuleOp root = getOperation();
-    Attribute planAttr = root->getAttr(kPlanAttrName);
+    HFusePlanAttr planAttr = getHFusePlan(root);
     if (!planAttr)
       return markAllAnalysesPreserved();
-    FailureOr<FusionPlan> plan = FusionPlan::fromAttr(planAttr, root.getLoc());
-    if (failed(plan))
+    FusionPlan plan = FusionPlan::fromAttr(planAttr);
+    if (failed(buildFusedKernel(root, plan)))
       return signalPassFailure();
-    if (failed(buildFusedKernel(root, *plan)))
-      return signalPassFailure();
-    root->removeAttr(kPlanAttrName);
-    numFused += plan->parts.size();
+    removeHFusePlan(root);
+    numFused += plan.parts.size();
   }
 };
 } // namespace

@@ -11,15 +11,16 @@
 
 #include "gpuopt/Transforms/HFuse/FusionModel.h"
 #include "gpuopt/Transforms/HFuse/FusionPlan.h"
+#include "gpuopt/Transforms/HFuse/HFusePipeline.h"
 #include "gpuopt/Transforms/Passes.h"
 
 #include "gpuopt/Analysis/KernelLookup.h"
-#include "gpuopt/Support/FusionConfig.h"
+#include "gpuopt/Dialect/GPUOpt/GPUOptDialect.h"
 #include "gpuopt/Target/PTX/ExportPTX.h"
+#include "gpuopt/Transforms/HFuse/FusionConfig.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/IRMapping.h"
-#include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FileSystem.h"
@@ -30,7 +31,6 @@
 
 namespace gpuopt {
 #define GEN_PASS_DEF_HFUSEPLAN
-#define GEN_PASS_DEF_HFUSE
 #include "gpuopt/Transforms/Passes.h.inc"
 } // namespace gpuopt
 
@@ -75,6 +75,10 @@ struct HFusePlanPass : public gpuopt::impl::HFusePlanBase<HFusePlanPass> {
   using HFusePlanBase::HFusePlanBase;
   void runOnOperation() override;
 
+  /// The flag option errors name: this pass's, or that of the pipeline
+  /// that runs it with the user's options (`--hfuse`).
+  std::string optionFlag;
+
 private:
   LogicalResult gatherRequests(SmallVectorImpl<KernelRequest> &requests,
                                std::string &strategyName, int64_t &cap,
@@ -84,7 +88,10 @@ private:
   /// or the first kernel. Notes about the fusion as a whole point here.
   std::optional<Location> fusionLoc;
   Location getOptionLoc(StringRef option, unsigned column = 1) {
-    return getPassOptionLoc(&getContext(), getArgument(), option, column);
+    return getPassOptionLoc(&getContext(),
+                            optionFlag.empty() ? getArgument()
+                                               : StringRef(optionFlag),
+                            option, column);
   }
 };
 
@@ -433,7 +440,8 @@ void HFusePlanPass::runOnOperation() {
   modelOptions.ptxas = ptxas;
   modelOptions.loc = fusionLoc;
   if (strategyName != "auto") {
-    std::optional<FusionStrategy> chosen = parseFusionStrategy(strategyName);
+    std::optional<FusionStrategy> chosen =
+        symbolizeFusionStrategy(strategyName);
     if (!chosen) {
       emitError(getOptionLoc("strategy"))
           << "unknown fusion strategy '" << strategyName
@@ -451,7 +459,7 @@ void HFusePlanPass::runOnOperation() {
     if (failed(checked))
       return signalPassFailure();
     warnUnprovenResize(base);
-    root->setAttr(kPlanAttrName, base.toAttr(&getContext()));
+    setHFusePlan(root, base.toAttr(&getContext()));
     InFlightDiagnostic remark =
         emitRemark(remarkLoc)
         << "hfuse: " << stringifyFusionStrategy(base.strategy)
@@ -522,7 +530,7 @@ void HFusePlanPass::runOnOperation() {
     return signalPassFailure();
   }
   warnUnprovenResize(best->plan);
-  root->setAttr(kPlanAttrName, best->plan.toAttr(&getContext()));
+  setHFusePlan(root, best->plan.toAttr(&getContext()));
   emitRemark(remarkLoc) << "hfuse: chose " << best->describe() << ": predicted "
                         << llvm::formatv("{0:f3}", best->predictedMs) << " "
                         << best->unit << " vs "
@@ -534,33 +542,9 @@ void HFusePlanPass::runOnOperation() {
                         << candidates->size() << " candidates evaluated";
 }
 
-namespace {
-/// `--hfuse`: the two passes with one set of options.
-struct HFusePass : public gpuopt::impl::HFuseBase<HFusePass> {
-  using HFuseBase::HFuseBase;
-  void runOnOperation() override {
-    HFusePlanOptions options;
-    options.config = config;
-    options.strategy = strategy;
-    options.kernels.assign(kernels.begin(), kernels.end());
-    options.blocks.assign(blocks.begin(), blocks.end());
-    options.grids.assign(grids.begin(), grids.end());
-    options.smem.assign(smem.begin(), smem.end());
-    options.threads.assign(threads.begin(), threads.end());
-    options.ratio.assign(ratio.begin(), ratio.end());
-    options.resizable.assign(resizable.begin(), resizable.end());
-    options.maxnreg = maxnreg;
-    options.name = name;
-    options.profile = profile;
-    options.chip = chip;
-    options.ptxas = ptxas;
-    options.candidatesOut = candidatesOut;
-    options.minGain = minGain;
-    OpPassManager pm(ModuleOp::getOperationName());
-    pm.addPass(createHFusePlan(options));
-    pm.addPass(createHFuseApply());
-    if (failed(runPipeline(pm, getOperation())))
-      signalPassFailure();
-  }
-};
-} // namespace
+std::unique_ptr<Pass> hfuse::createHFusePlanPass(HFusePlanOptions options,
+                                                 StringRef flag) {
+  auto pass = std::make_unique<HFusePlanPass>(std::move(options));
+  pass->optionFlag = flag.str();
+  return pass;
+}

@@ -3,6 +3,7 @@
 #ifndef GPUOPT_TARGET_PTX_EXPORTPTX_H
 #define GPUOPT_TARGET_PTX_EXPORTPTX_H
 
+#include "gpuopt/Runtime/Manifest.h"
 #include "ptx/IR/PTX.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -27,9 +28,10 @@ mlir::FailureOr<ptx::PTXModuleOp> findPTXModule(mlir::Operation *root,
 
 /// The launch manifest (docs/manifest.md) of `module` once written to
 /// `modulePath` in `format` ("ptx" or "cubin"): each kernel's parameter
-/// layout and launch bounds. Fails, with an error on the kernel, for a
-/// parameter without a fixed layout.
-mlir::FailureOr<llvm::json::Object>
+/// layout and launch bounds, as the runtime's struct (the runtime's writer
+/// writes it). Fails, with an error on the kernel, for a parameter without
+/// a fixed layout.
+mlir::FailureOr<runtime::Manifest>
 buildLaunchManifest(ptx::PTXModuleOp module, llvm::StringRef modulePath,
                     llvm::StringRef format);
 

@@ -16,7 +16,7 @@
 namespace gpuopt {
 
 /// Reads the launch manifest in `manifest` (its identifier the file name
-/// errors name) and sets the `gpuopt.fusion` attribute of each fused kernel
+/// errors name) and sets the `#gpuopt.fusion_info` of each fused kernel
 /// from its `fused_from`, `fusion_strategy` and launch. The manifest applies
 /// to the only ptx.module of `root`, or else to the one named after the
 /// file in its `module.path`. It must describe that module: the same

@@ -2,9 +2,11 @@
 //
 // A fusion plan says which kernels become one, by which strategy, with which
 // block shapes, grids, thread split or interleave ratio and register cap.
-// The decide pass (`--hfuse-plan`) writes it on the builtin module as the
-// `gpuopt.hfuse` attribute; the transform (`--hfuse-apply`) reads it. Both
-// are testable alone, and a plan can be written by hand in a test.
+// The decide pass (`--hfuse-plan`) writes it on the builtin module as a
+// `#gpuopt.hfuse_plan` (setHFusePlan); the transform (`--hfuse-apply`)
+// reads it. Both are testable alone, and a plan can be written by hand in a
+// test. FusionPlan is the mutable form the planner and the fusion model
+// build candidates in.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,23 +14,16 @@
 #define GPUOPT_TRANSFORMS_HFUSE_FUSIONPLAN_H
 
 #include "gpuopt/Analysis/KernelAnalysis.h"
+#include "gpuopt/Dialect/GPUOpt/GPUOptAttributes.h"
 
 #include "mlir/IR/BuiltinOps.h"
 
 namespace gpuopt::hfuse {
 
-/// How the fused kernel runs its parts.
-enum class FusionStrategy {
-  /// One block of T1 + ... + Tn threads; part i runs on a warp-aligned range.
-  Thread,
-  /// Each block runs one part whole; blocks interleaved by a fixed ratio.
-  Interleave,
-  /// Each block takes a ticket from a global counter and runs the part the
-  /// ticket maps to (same ratio), so blocks start in ticket order.
-  Dynamic,
-};
-llvm::StringRef stringifyFusionStrategy(FusionStrategy strategy);
-std::optional<FusionStrategy> parseFusionStrategy(llvm::StringRef name);
+/// How the fused kernel runs its parts: the gpuopt dialect's enum
+/// (`thread`, `interleave`, `dynamic`; `stringifyFusionStrategy` and
+/// `symbolizeFusionStrategy` convert).
+using ::gpuopt::FusionStrategy;
 
 struct PartPlan {
   /// The ptx.module symbol holding the kernel ("" = search all modules).
@@ -39,11 +34,12 @@ struct PartPlan {
   Dim3 grid = {0, 0, 0};
   /// Its blocks per dispatch period (interleave, dynamic).
   int64_t ratio = 1;
-  /// Bytes of dynamic shared memory it is launched with.
+  /// Bytes of dynamic shared memory it is launched with (-1: unknown).
   int64_t dynamicSmem = 0;
 
   int64_t getThreads() const { return block[0] * block[1] * block[2]; }
   int64_t getBlocks() const { return grid[0] * grid[1] * grid[2]; }
+  bool operator==(const PartPlan &other) const;
 };
 
 struct FusionPlan {
@@ -53,16 +49,13 @@ struct FusionPlan {
   int64_t maxnreg = 0;
   llvm::SmallVector<PartPlan, 2> parts;
 
-  mlir::DictionaryAttr toAttr(mlir::MLIRContext *ctx) const;
-  /// Reads a plan attribute; errors go to `loc`.
-  static mlir::FailureOr<FusionPlan> fromAttr(mlir::Attribute attr,
-                                              mlir::Location loc);
-};
+  bool operator==(const FusionPlan &other) const;
 
-/// The attribute of the builtin module that carries the plan.
-constexpr llvm::StringLiteral kPlanAttrName = "gpuopt.hfuse";
-/// The attribute of a fused ptx.entry that the manifest exporter reads.
-constexpr llvm::StringLiteral kFusionInfoAttrName = "gpuopt.fusion";
+  /// The plan as the attribute `--hfuse-apply` reads. The plan must be one
+  /// that checkFusionPlan accepts (the attribute's verifier checks shapes).
+  HFusePlanAttr toAttr(mlir::MLIRContext *ctx) const;
+  static FusionPlan fromAttr(HFusePlanAttr attr);
+};
 
 /// How a thread-split plan lays out its parts: the first thread of each part
 /// (warp-aligned; 128-aligned for warpgroup code) and the fused block size.
@@ -84,9 +77,10 @@ mlir::LogicalResult checkFusionPlan(mlir::ModuleOp root, const FusionPlan &plan,
 
 /// Builds the fused kernel: a new ptx.module named after the plan holding one
 /// `.entry` that runs every part, every global and device function of the
-/// parts' modules (renamed where names clash), and a `gpuopt.fusion`
-/// attribute with what the launch manifest needs. The parts' modules are
-/// erased. Emits an error and leaves `root` unchanged on failure.
+/// parts' modules (renamed where names clash), and a `#gpuopt.fusion_info`
+/// (setFusionInfo) with what the launch manifest and the probes need. The
+/// parts' modules are erased. Emits an error and leaves `root` unchanged on
+/// failure.
 mlir::FailureOr<ptx::PTXModuleOp> buildFusedKernel(mlir::ModuleOp root,
                                                    const FusionPlan &plan);
 

@@ -1,0 +1,257 @@
+//===- GPUOptAttributes.cpp - The gpuopt attributes and their checks ------===//
+//
+// The list syntax the attributes share, and each attribute's verifier: what
+// the passes that read a decision rely on (shapes of three positive
+// dimensions, ratios of at least 1, non-negative sizes and offsets).
+//
+//===----------------------------------------------------------------------===//
+
+#include "gpuopt/Dialect/GPUOpt/GPUOptDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace gpuopt;
+
+#include "gpuopt/Dialect/GPUOpt/GPUOptEnums.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "gpuopt/Dialect/GPUOpt/GPUOptAttributes.cpp.inc"
+
+void GPUOptDialect::registerAttributes() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "gpuopt/Dialect/GPUOpt/GPUOptAttributes.cpp.inc"
+      >();
+}
+
+FailureOr<SmallVector<int64_t>> gpuopt::detail::parseIntList(AsmParser &p) {
+  SmallVector<int64_t> values;
+  if (p.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&] {
+        return p.parseInteger(values.emplace_back());
+      }))
+    return failure();
+  return values;
+}
+
+void gpuopt::detail::printIntList(AsmPrinter &p, ArrayRef<int64_t> values) {
+  p << '[';
+  llvm::interleaveComma(values, p);
+  p << ']';
+}
+
+FailureOr<SmallVector<StringAttr>>
+gpuopt::detail::parseStringList(AsmParser &p) {
+  SmallVector<StringAttr> values;
+  if (p.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&] {
+        std::string value;
+        if (p.parseString(&value))
+          return failure();
+        values.push_back(p.getBuilder().getStringAttr(value));
+        return success();
+      }))
+    return failure();
+  return values;
+}
+
+void gpuopt::detail::printStringList(AsmPrinter &p,
+                                     ArrayRef<StringAttr> values) {
+  p << '[';
+  llvm::interleaveComma(values, p, [&](StringAttr value) { p << value; });
+  p << ']';
+}
+
+FailureOr<bool> gpuopt::detail::parseBool(AsmParser &p) {
+  if (succeeded(p.parseOptionalKeyword("true")))
+    return true;
+  if (succeeded(p.parseOptionalKeyword("false")))
+    return false;
+  return p.emitError(p.getCurrentLocation(), "expected true or false");
+}
+
+using EmitErrorFn = function_ref<InFlightDiagnostic()>;
+
+static LogicalResult checkNotEmpty(EmitErrorFn emitError, StringRef what,
+                                   StringRef value) {
+  if (value.empty())
+    return emitError() << what << " must not be empty";
+  return success();
+}
+
+static LogicalResult checkAtLeast(EmitErrorFn emitError, StringRef what,
+                                  int64_t value, int64_t least) {
+  if (value < least)
+    return emitError() << what << " must be at least " << least << ", got "
+                       << value;
+  return success();
+}
+
+/// A block shape or grid: three positive dimensions.
+static LogicalResult checkDims(EmitErrorFn emitError, StringRef what,
+                               ArrayRef<int64_t> dims) {
+  if (dims.size() != 3 || llvm::any_of(dims, [](int64_t d) { return d < 1; }))
+    return emitError() << what << " must be 3 positive dimensions, got ["
+                       << dims << "]";
+  return success();
+}
+
+LogicalResult HFusePartAttr::verify(EmitErrorFn emitError, StringRef kernel,
+                                    StringRef module, ArrayRef<int64_t> block,
+                                    ArrayRef<int64_t> grid, int64_t ratio,
+                                    std::optional<int64_t> dynamicSmem) {
+  if (failed(checkNotEmpty(emitError, "'kernel'", kernel)) ||
+      failed(checkDims(emitError, "'block'", block)) ||
+      failed(checkDims(emitError, "'grid'", grid)) ||
+      failed(checkAtLeast(emitError, "'ratio'", ratio, 1)))
+    return failure();
+  if (dynamicSmem &&
+      failed(checkAtLeast(emitError, "'dynamic_smem'", *dynamicSmem, 0)))
+    return failure();
+  return success();
+}
+
+LogicalResult HFusePlanAttr::verify(EmitErrorFn emitError, StringRef name,
+                                    FusionStrategy strategy, int64_t maxnreg,
+                                    ArrayRef<HFusePartAttr> parts) {
+  if (failed(checkNotEmpty(emitError, "'name'", name)))
+    return failure();
+  if (parts.size() < 2)
+    return emitError() << "a fusion plan needs at least two parts, got "
+                       << parts.size();
+  // ptxas's range for .maxnreg.
+  if (maxnreg != 0 && (maxnreg < 16 || maxnreg > 255))
+    return emitError() << "'maxnreg' must be 0 (no cap) or within 16..255, got "
+                       << maxnreg;
+  return success();
+}
+
+LogicalResult
+FusionPartAttr::verify(EmitErrorFn emitError, StringRef kernel,
+                       StringRef module, ArrayRef<int64_t> threads,
+                       ArrayRef<int64_t> block, ArrayRef<int64_t> grid,
+                       int64_t dynamicSmemOffset, int64_t dynamicSmem,
+                       ArrayRef<int64_t> argMap, std::optional<int64_t> ratio) {
+  if (failed(checkNotEmpty(emitError, "'kernel'", kernel)) ||
+      failed(checkNotEmpty(emitError, "'module'", module)))
+    return failure();
+  if (threads.size() != 2 || threads[0] < 0 || threads[1] <= threads[0])
+    return emitError() << "'threads' must be a range [first, end) of the "
+                          "fused block's threads, got ["
+                       << threads << "]";
+  if (failed(checkDims(emitError, "'block'", block)) ||
+      failed(checkDims(emitError, "'grid'", grid)) ||
+      failed(checkAtLeast(emitError, "'dynamic_smem_offset'", dynamicSmemOffset,
+                          0)) ||
+      failed(checkAtLeast(emitError, "'dynamic_smem'", dynamicSmem, 0)))
+    return failure();
+  for (int64_t arg : argMap)
+    if (arg < 0)
+      return emitError() << "'arg_map' holds parameter indices, got " << arg;
+  if (ratio && failed(checkAtLeast(emitError, "'ratio'", *ratio, 1)))
+    return failure();
+  return success();
+}
+
+LogicalResult FusionInfoAttr::verify(EmitErrorFn emitError,
+                                     FusionStrategy strategy,
+                                     ArrayRef<int64_t> grid,
+                                     int64_t dynamicSmem,
+                                     ArrayRef<FusionPartAttr> parts) {
+  if (failed(checkDims(emitError, "'grid'", grid)) ||
+      failed(checkAtLeast(emitError, "'dynamic_smem'", dynamicSmem, 0)))
+    return failure();
+  if (parts.empty())
+    return emitError() << "a fused kernel needs at least one part";
+  return success();
+}
+
+LogicalResult ProbeFieldAttr::verify(EmitErrorFn emitError, StringRef name,
+                                     StringRef type, int64_t offset) {
+  if (failed(checkNotEmpty(emitError, "'name'", name)) ||
+      failed(checkNotEmpty(emitError, "'type'", type)) ||
+      failed(checkAtLeast(emitError, "'offset'", offset, 0)))
+    return failure();
+  return success();
+}
+
+LogicalResult ProbeMapAttr::verify(EmitErrorFn emitError, StringRef name,
+                                   StringRef probe, int64_t param,
+                                   ProbeLevel level, int64_t capacity,
+                                   int64_t recordBytes,
+                                   ArrayRef<ProbeFieldAttr> fields,
+                                   std::optional<int64_t> capacityParam) {
+  if (failed(checkNotEmpty(emitError, "'name'", name)) ||
+      failed(checkNotEmpty(emitError, "'probe'", probe)) ||
+      failed(checkAtLeast(emitError, "'param'", param, 0)) ||
+      failed(checkAtLeast(emitError, "'record_bytes'", recordBytes, 1)))
+    return failure();
+  // A dynamic capacity is the runtime's: the map's own is 0.
+  if (capacityParam) {
+    if (failed(checkAtLeast(emitError, "'capacity_param'", *capacityParam, 0)))
+      return failure();
+    if (capacity != 0)
+      return emitError() << "a map with a 'capacity_param' has capacity 0 (the "
+                            "runtime chooses it), got "
+                         << capacity;
+  } else if (failed(checkAtLeast(emitError, "'capacity'", capacity, 1))) {
+    return failure();
+  }
+  if (fields.empty())
+    return emitError() << "a record needs at least one field";
+  for (ProbeFieldAttr field : fields)
+    if (field.getOffset() >= recordBytes)
+      return emitError() << "field '" << field.getName() << "' at offset "
+                         << field.getOffset() << " is outside the record of "
+                         << recordBytes << " bytes";
+  return success();
+}
+
+LogicalResult ProbeOccupancyAttr::verify(EmitErrorFn emitError,
+                                         int64_t blockThreads, int64_t before,
+                                         int64_t after, int64_t registersBefore,
+                                         int64_t registersAfter,
+                                         int64_t capSpillBytes) {
+  if (blockThreads < 1 || blockThreads > 1024)
+    return emitError() << "'block_threads' must be within 1..1024, got "
+                       << blockThreads;
+  if (failed(checkAtLeast(emitError, "'after'", after, 0)))
+    return failure();
+  if (before <= after)
+    return emitError() << "'before' must be more blocks per SM than 'after' ("
+                       << after << "), got " << before;
+  if (failed(
+          checkAtLeast(emitError, "'registers_before'", registersBefore, 0)) ||
+      failed(checkAtLeast(emitError, "'registers_after'", registersAfter, 0)) ||
+      failed(checkAtLeast(emitError, "'cap_spill_bytes'", capSpillBytes, 0)))
+    return failure();
+  return success();
+}
+
+LogicalResult PtxasResourcesAttr::verify(EmitErrorFn emitError,
+                                         int64_t registers, int64_t sharedBytes,
+                                         int64_t localBytes,
+                                         int64_t spillStores,
+                                         int64_t spillLoads) {
+  if (failed(checkAtLeast(emitError, "'registers'", registers, 0)) ||
+      failed(checkAtLeast(emitError, "'shared_bytes'", sharedBytes, 0)) ||
+      failed(checkAtLeast(emitError, "'local_bytes'", localBytes, 0)) ||
+      failed(checkAtLeast(emitError, "'spill_stores'", spillStores, 0)) ||
+      failed(checkAtLeast(emitError, "'spill_loads'", spillLoads, 0)))
+    return failure();
+  return success();
+}
+
+LogicalResult ProbePlanAttr::verify(EmitErrorFn emitError,
+                                    ArrayRef<StringAttr> specs, bool carryLocal,
+                                    bool inlineExits, int64_t params,
+                                    StringRef exitFunction,
+                                    PtxasResourcesAttr ptxasBefore) {
+  if (specs.empty())
+    return emitError() << "a probe plan needs at least one probe spec";
+  for (StringAttr spec : specs)
+    if (failed(checkNotEmpty(emitError, "a probe spec", spec.getValue())))
+      return failure();
+  return checkAtLeast(emitError, "'params'", params, 0);
+}

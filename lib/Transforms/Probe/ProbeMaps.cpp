@@ -1,0 +1,174 @@
+//===- ProbeMaps.cpp - Probe record maps of one kernel --------------------===//
+//
+// Record layout (by the rules the runtime sizes buffers with), the buffer
+// parameters and `gpuopt.probes`, fused parts and the kernel's probe plan.
+//
+//===----------------------------------------------------------------------===//
+
+#include "gpuopt/Transforms/Probe/ProbeMaps.h"
+#include "gpuopt/Dialect/GPUOpt/GPUOptAttributes.h"
+#include "gpuopt/Runtime/ProbeRecordLayout.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir;
+using namespace gpuopt;
+using namespace gpuopt::ptx;
+using namespace gpuopt::probe;
+
+FailureOr<FusedParts> probe::getFusedParts(EntryOp entry) {
+  FusedParts parts;
+  FusionInfoAttr fusion = getFusionInfo(entry);
+  if (!fusion)
+    return parts;
+  for (Operation &op : entry.getBody().front())
+    if (auto scope = dyn_cast<ScopeOp>(op))
+      parts.scopes.push_back(scope);
+  if (parts.scopes.size() != fusion.getParts().size())
+    return entry.emitError()
+           << "cannot attribute probe records to the parts of fused kernel '"
+           << entry.getSymName() << "': expected one top-level scope per "
+           << "part, as --hfuse-apply builds them";
+  parts.threadSplit = fusion.getStrategy() == FusionStrategy::Thread;
+  return parts;
+}
+
+FailureOr<std::vector<MapLayout>>
+probe::layoutMaps(EntryOp entry, ArrayRef<CheckedProbe> probes,
+                  const FusedParts &parts) {
+  std::vector<MapLayout> maps;
+  for (const CheckedProbe &probe : probes)
+    for (const MapSpec &spec : probe.spec.maps) {
+      if (llvm::any_of(maps, [&](const MapLayout &m) {
+            return m.spec->name == spec.name;
+          }))
+        return emitError(spec.loc)
+               << "two probes have a map named '" << spec.name << "'";
+      MapLayout &map = maps.emplace_back();
+      map.spec = &spec;
+      map.probeName = probe.spec.name;
+      map.param = "__probe_" + spec.name;
+      map.partField = !parts.scopes.empty();
+      map.partIsWholeBlock = parts.threadSplit && spec.level == Level::Block;
+      if (map.partField)
+        for (const TypedName &field : spec.fields)
+          if (field.name == "part")
+            return emitError(field.loc)
+                   << "a probe of a fused kernel adds the field 'part' to its "
+                      "records: rename this one";
+      std::vector<uint64_t> fieldBytes;
+      for (const TypedName &field : spec.fields)
+        fieldBytes.push_back(getTypeBytes(field.type));
+      if (map.partField)
+        fieldBytes.push_back(4);
+      RecordLayout layout = RecordLayout::get(fieldBytes);
+      map.offsets.assign(layout.Offsets.begin(), layout.Offsets.end());
+      map.recordBytes = layout.RecordBytes;
+      for (auto [point, snippet] : llvm::zip(probe.spec.points, probe.points))
+        for (const SnippetInst &inst : snippet)
+          if (inst.syntax.opcode.getValue() == "save" &&
+              cast<StringAttr>(inst.syntax.modifiers[0]).getValue() ==
+                  spec.name)
+            ++(point.kind == PointKind::KernelEntry  ? map.entrySaves
+               : point.kind == PointKind::KernelExit ? map.exitSaves
+                                                     : map.instSaves);
+      map.dynamic = spec.dynamicCapacity;
+      map.isStatic = !map.dynamic && map.instSaves == 0 &&
+                     map.entrySaves + map.exitSaves <= spec.capacity;
+      map.carried =
+          map.isStatic && map.exitSaves > 0 && !probe.spec.carryInRegisters;
+      map.atExit = map.isStatic && map.entrySaves == 0 && map.exitSaves > 0 &&
+                   probe.spec.carryInRegisters;
+      map.local = "__pr_local_addr_" + spec.name;
+      map.has = "%__pr_has_" + spec.name;
+      map.addr = "%__pr_addr_" + spec.name;
+      map.count = "%__pr_count_" + spec.name;
+      map.overflow = "%__pr_overflow_" + spec.name;
+      map.capParam = "__probe_" + spec.name + "_capacity";
+      map.capReg = "%__pr_cap_" + spec.name;
+      map.countAddr = "%__pr_counts_" + spec.name;
+    }
+  return maps;
+}
+
+void probe::attachProbeMaps(EntryOp entry, ArrayRef<MapLayout> maps) {
+  MLIRContext *ctx = entry.getContext();
+  SmallVector<Attribute> params(entry.getParams().begin(),
+                                entry.getParams().end());
+  SmallVector<ProbeMapAttr> mapAttrs;
+  for (const MapLayout &map : maps) {
+    const MapSpec &spec = *map.spec;
+    int64_t paramIndex = params.size();
+    params.push_back(ParamDeclAttr::get(
+        ctx, ".param", ".u64", map.param, /*align=*/0, ".global",
+        /*ptrAlign=*/RecordLayout::bufferAlign(map.recordBytes),
+        /*arraySize=*/-1, /*isPtr=*/true));
+    if (map.dynamic)
+      params.push_back(ParamDeclAttr::get(ctx, ".param", ".u32", map.capParam,
+                                          /*align=*/0, "", /*ptrAlign=*/0,
+                                          /*arraySize=*/-1, /*isPtr=*/false));
+    SmallVector<ProbeFieldAttr> fields;
+    for (auto [field, off] : llvm::zip(spec.fields, map.offsets))
+      fields.push_back(ProbeFieldAttr::get(ctx, field.name, field.type, off));
+    if (map.partField)
+      fields.push_back(
+          ProbeFieldAttr::get(ctx, "part", "u32", map.offsets.back()));
+    std::optional<int64_t> capacityParam;
+    if (map.dynamic)
+      capacityParam = paramIndex + 1;
+    mapAttrs.push_back(
+        ProbeMapAttr::get(ctx, spec.name, map.probeName, paramIndex, spec.level,
+                          spec.dynamicCapacity ? 0 : spec.capacity,
+                          map.recordBytes, fields, capacityParam));
+  }
+  entry.setParamsAttr(ArrayAttr::get(ctx, params));
+  setProbeMaps(entry, mapAttrs);
+}
+
+//===----------------------------------------------------------------------===//
+// The probe plan
+//===----------------------------------------------------------------------===//
+
+std::optional<ProbePlan> probe::getProbePlan(EntryOp entry) {
+  ProbePlanAttr attr = getProbePlanAttr(entry);
+  if (!attr)
+    return std::nullopt;
+  ProbePlan plan;
+  for (StringAttr spec : attr.getSpecs())
+    plan.specs.push_back(spec.getValue().str());
+  plan.carryLocal = attr.getCarryLocal();
+  plan.inlineExits = attr.getInlineExits();
+  plan.params = attr.getParams();
+  plan.exitFunction = attr.getExitFunction().str();
+  if (PtxasResourcesAttr before = attr.getPtxasBefore()) {
+    KernelResources resources;
+    resources.kernel = entry.getSymName().str();
+    resources.isEntry = true;
+    resources.registers = before.getRegisters();
+    resources.sharedBytes = before.getSharedBytes();
+    resources.localBytes = before.getLocalBytes();
+    resources.spillStores = before.getSpillStores();
+    resources.spillLoads = before.getSpillLoads();
+    plan.before = resources;
+  }
+  return plan;
+}
+
+void probe::setProbePlan(EntryOp entry, const ProbePlan &plan) {
+  MLIRContext *ctx = entry.getContext();
+  SmallVector<StringAttr> specs;
+  for (const std::string &spec : plan.specs)
+    specs.push_back(StringAttr::get(ctx, spec));
+  PtxasResourcesAttr before;
+  if (plan.before)
+    before = PtxasResourcesAttr::get(
+        ctx, plan.before->registers, plan.before->sharedBytes,
+        plan.before->localBytes, plan.before->spillStores,
+        plan.before->spillLoads);
+  setProbePlanAttr(entry, ProbePlanAttr::get(ctx, specs, plan.carryLocal,
+                                             plan.inlineExits, plan.params,
+                                             plan.exitFunction, before));
+}
+
+void probe::removeProbePlan(EntryOp entry) { removeProbePlanAttr(entry); }
