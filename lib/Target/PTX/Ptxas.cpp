@@ -253,3 +253,17 @@ gpuopt::getPtxasResources(ptx::PTXModuleOp module, PtxasOptions options) {
   }
   return entries;
 }
+
+FailureOr<llvm::StringMap<KernelResources>>
+gpuopt::getPtxasEntryResources(ptx::PTXModuleOp module,
+                               const PtxasOptions &options) {
+  FailureOr<SmallVector<KernelResources>> report =
+      getPtxasResources(module, options);
+  if (failed(report))
+    return failure();
+  llvm::StringMap<KernelResources> byName;
+  for (const KernelResources &k : *report)
+    if (k.isEntry)
+      byName[k.kernel] = k;
+  return byName;
+}

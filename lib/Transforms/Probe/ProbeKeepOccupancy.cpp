@@ -175,20 +175,6 @@ getWorstDrop(const hfuse::DeviceLimits &limits, ArrayRef<int64_t> threads,
   return worst;
 }
 
-/// ptxas's report for each kernel of `module`, by name.
-static FailureOr<llvm::StringMap<KernelResources>>
-getEntryResources(PTXModuleOp module, const PtxasOptions &options) {
-  FailureOr<SmallVector<KernelResources>> report =
-      getPtxasResources(module, options);
-  if (failed(report))
-    return failure();
-  llvm::StringMap<KernelResources> byName;
-  for (const KernelResources &k : *report)
-    if (k.isEntry)
-      byName[k.kernel] = k;
-  return byName;
-}
-
 /// ptxas's reports of `modules`, by module and kernel name.
 using ModuleResources =
     llvm::DenseMap<Operation *, llvm::StringMap<KernelResources>>;
@@ -197,7 +183,7 @@ getModuleResources(ArrayRef<PTXModuleOp> modules, const PtxasOptions &options) {
   ModuleResources reports;
   for (PTXModuleOp module : modules) {
     FailureOr<llvm::StringMap<KernelResources>> r =
-        getEntryResources(module, options);
+        getPtxasEntryResources(module, options);
     if (failed(r))
       return failure();
     reports[module] = std::move(*r);
@@ -258,7 +244,7 @@ struct ProbeKeepOccupancyPass
       auto module = kernel.entry->getParentOfType<PTXModuleOp>();
       if (!reports.count(module)) {
         FailureOr<llvm::StringMap<KernelResources>> r =
-            getEntryResources(module, ptxasOptions);
+            getPtxasEntryResources(module, ptxasOptions);
         if (failed(r))
           return failure();
         reports[module] = std::move(*r);

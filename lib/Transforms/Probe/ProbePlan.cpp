@@ -135,20 +135,6 @@ static bool looksFused(EntryOp entry) {
   return dispatch && scopes;
 }
 
-/// ptxas's report for each kernel of `module`, by name.
-static FailureOr<llvm::StringMap<KernelResources>>
-getEntryResources(PTXModuleOp module, const PtxasOptions &options) {
-  FailureOr<SmallVector<KernelResources>> report =
-      getPtxasResources(module, options);
-  if (failed(report))
-    return failure();
-  llvm::StringMap<KernelResources> byName;
-  for (const KernelResources &k : *report)
-    if (k.isEntry)
-      byName[k.kernel] = k;
-  return byName;
-}
-
 namespace {
 struct ProbePlanPass : public gpuopt::impl::ProbePlanBase<ProbePlanPass> {
   using ProbePlanBase::ProbePlanBase;
@@ -255,7 +241,7 @@ struct ProbePlanPass : public gpuopt::impl::ProbePlanBase<ProbePlanPass> {
       }
       for (PTXModuleOp module : modules) {
         FailureOr<llvm::StringMap<KernelResources>> report =
-            getEntryResources(module, ptxasOptions);
+            getPtxasEntryResources(module, ptxasOptions);
         if (failed(report)) {
           module.emitError() << "probe: keep-occupancy needs ptxas's resource "
                                 "report (see above); pass keep-occupancy=false "

@@ -9,6 +9,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/Timing.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -107,6 +108,10 @@ getPtxasResources(llvm::StringRef ptx, const PtxasOptions &options,
 /// said nothing about.
 mlir::FailureOr<llvm::SmallVector<KernelResources>>
 getPtxasResources(ptx::PTXModuleOp module, PtxasOptions options);
+
+/// getPtxasResources of `module`'s entries, by kernel name.
+mlir::FailureOr<llvm::StringMap<KernelResources>>
+getPtxasEntryResources(ptx::PTXModuleOp module, const PtxasOptions &options);
 
 /// How a tool writes one ptx.module: PTX text, or a cubin through ptxas,
 /// with its launch manifest when `manifestPath` is set.
