@@ -88,7 +88,7 @@ def test_part_names(tmp_path):
 
 def test_synthetic_layout_matches_the_probe_pass():
     # configs/probes: fields in order, each aligned to its size, the record
-    # rounded up to its largest field (as InsertProbes lays them out).
+    # rounded up to its largest field (as --probe-plan lays them out, ProbeRecordLayout).
     d, fields, size = syn.layout(syn.FIELDS["warp_sched"] + [("part", "u32")])
     assert [o for _, _, o in fields] == [0, 8, 16, 20, 24] and size == 32
     assert syn.layout(syn.FIELDS["dmat"])[2] == 16
