@@ -12,7 +12,7 @@
 #include "gpuopt/Dialect/GPUOpt/GPUOptDialect.h"
 #include "gpuopt/Runtime/ManifestWriter.h"
 #include "gpuopt/Target/PTX/ExportPTX.h"
-#include "ptx/IR/PTXSyntax.h"
+#include "ptx/IR/PTXParser.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MathExtras.h"

@@ -6,7 +6,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "gpuopt/Target/PTX/ExportPTX.h"
-#include "ptx/IR/PTXSyntax.h"
+#include "ptx/IR/PTXParser.h"
+#include "ptx/IR/PTXPrinter.h"
 
 #include "llvm/ADT/ScopeExit.h"
 

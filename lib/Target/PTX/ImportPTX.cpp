@@ -7,7 +7,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "gpuopt/Target/PTX/ImportPTX.h"
-#include "ptx/IR/PTXSyntax.h"
+#include "ptx/IR/PTXParser.h"
+#include "ptx/IR/PTXPrinter.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"

@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "gpuopt/Transforms/Probe/ProbeAccess.h"
-#include "ptx/IR/PTXSyntax.h"
+#include "ptx/IR/PTXParser.h"
 
 #include "llvm/ADT/STLExtras.h"
 

@@ -13,7 +13,7 @@
 
 #include "gpuopt/Transforms/Probe/ProbeSpec.h"
 #include "ptx/IR/PTX.h"
-#include "ptx/IR/PTXSyntax.h"
+#include "ptx/IR/PTXParser.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/StringMap.h"
