@@ -16,7 +16,6 @@ serial.
   python -m gpuopt.bench --spec pair.json --fused fused.ptx:fused.json
 """
 
-import argparse
 import json
 import os
 import subprocess
@@ -25,7 +24,8 @@ import tempfile
 import time
 
 from gpuopt.launch_args import MappingError, args_bytes, pack_by_bytes
-from gpuopt.tools import Run, ToolNotFound, find_tool, run_watchdog
+from gpuopt.tools import (add_tool_option, command_parser, Run, ToolNotFound,
+                           find_tool, run_watchdog)
 from gpuopt.verify import VerifyError, load_spec, transformed_spec
 
 MODES = ("alone", "serial", "concurrent", "graph")
@@ -177,18 +177,14 @@ def render(rows):
 
 
 def main(argv=None):
-    doc = __doc__.splitlines()
-    ap = argparse.ArgumentParser(prog="python -m gpuopt.bench", description=doc[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter,
-                                 epilog="\n".join(doc[2:]))
+    ap = command_parser("python -m gpuopt.bench", __doc__)
     ap.add_argument("--spec", required=True,
                     help="gpu-run run spec holding the kernels (one group of them all)")
     ap.add_argument("--fused", action="append", default=[], metavar="MODULE:MANIFEST",
                     help="a fused kernel of those kernels (gpu-opt --hfuse output), "
                          "timed in the group's rounds; repeatable")
     ap.add_argument("--modes", nargs="+", default=list(MODES), choices=MODES)
-    ap.add_argument("--gpu-run", default=None,
-                    help="gpu-run binary (default: $GPUOPT_BIN_DIR/gpu-run, else PATH)")
+    add_tool_option(ap, "gpu-run")
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--repeat", type=int, default=30)
     ap.add_argument("--max-gib", type=float, default=40.0,

@@ -32,7 +32,6 @@ ranking is from the best. Exit status: 0 a fused kernel won, 3 none beat the
 kernels run apart (or the planner found none), 2 an error.
 """
 
-import argparse
 import json
 import math
 import os
@@ -44,7 +43,7 @@ import tempfile
 
 from gpuopt.launch_args import (MappingError, args_bytes, map_args,
                                 pack_by_bytes)
-from gpuopt.tools import ToolNotFound, find_tool
+from gpuopt.tools import ToolNotFound, add_tool_option, command_parser, find_tool
 from gpuopt.verify import VerifyError, Verifier, parse_tolerances
 
 
@@ -479,9 +478,7 @@ def cmd_report(args):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="hfuse-search", description=__doc__.splitlines()[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter,
-                                 epilog="\n".join(__doc__.splitlines()[2:]))
+    ap = command_parser("hfuse-search", __doc__)
     sub = ap.add_subparsers(dest="cmd", required=True)
     parsers = {}
     for name in ("prepare", "measure", "run"):
@@ -492,8 +489,7 @@ def main(argv=None):
     for name in ("prepare", "run"):
         p = parsers[name]
         p.add_argument("--spec", required=True, help="gpu-run spec of the kernels to fuse")
-        p.add_argument("--gpu-opt", default=None,
-                       help="default: $GPUOPT_BIN_DIR/gpu-opt, else PATH")
+        add_tool_option(p, "gpu-opt")
         p.add_argument("--profile", default=None,
                        help="gpu-run --json --occupancy-sweep report of the kernels alone")
         p.add_argument("--chip", default=None, help="for ptxas's resource report (sm_90a)")
@@ -505,8 +501,7 @@ def main(argv=None):
         p.add_argument("--max-gib", type=float, default=40.0,
                        help="buffer memory per gpu-run process (each candidate has its own)")
     for name in ("measure", "run"):
-        parsers[name].add_argument("--gpu-run", default=None,
-                                   help="default: $GPUOPT_BIN_DIR/gpu-run, else PATH")
+        add_tool_option(parsers[name], "gpu-run")
         parsers[name].add_argument("--tolerance", action="append", default=[],
                                    metavar="[LABEL=]REL",
                                    help="relative error the winner's float outputs may "

@@ -12,14 +12,14 @@ the planner's `profile=`.
   gpu-opt a.ptx b.ptx --hfuse="... profile=profile.json" -o fused.ptx
 """
 
-import argparse
 import json
 import os
 import sys
 import tempfile
 
 from gpuopt.launch_args import args_bytes, pack_by_bytes
-from gpuopt.tools import ToolNotFound, find_tool, run_watchdog
+from gpuopt.tools import (add_tool_option, command_parser, ToolNotFound, find_tool,
+                           run_watchdog)
 
 
 class ProfileError(Exception):
@@ -74,14 +74,10 @@ def describe(report):
 
 
 def main(argv=None):
-    doc = __doc__.splitlines()
-    ap = argparse.ArgumentParser(prog="python -m gpuopt.profile", description=doc[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter,
-                                 epilog="\n".join(doc[2:]))
+    ap = command_parser("python -m gpuopt.profile", __doc__)
     ap.add_argument("--spec", required=True, help="gpu-run run spec of the kernels")
     ap.add_argument("--out", required=True, help="the profile (gpu-run's JSON report)")
-    ap.add_argument("--gpu-run", default=None,
-                    help="gpu-run binary (default: $GPUOPT_BIN_DIR/gpu-run, else PATH)")
+    add_tool_option(ap, "gpu-run")
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--repeat", type=int, default=15)
     ap.add_argument("--max-gib", type=float, default=40.0,

@@ -5,6 +5,7 @@ command-line option), $GPUOPT_BIN_DIR (a build's bin/ folder), PATH. When
 none has it, ToolNotFound says what to set.
 """
 
+import argparse
 import os
 import shutil
 import signal
@@ -16,6 +17,21 @@ BIN_DIR_ENV = "GPUOPT_BIN_DIR"
 
 class ToolNotFound(Exception):
     pass
+
+
+def command_parser(prog, doc):
+    """The parser of a module's command line: the first line of its docstring
+    as the description, the rest (after the blank line) as the epilog."""
+    lines = doc.splitlines()
+    return argparse.ArgumentParser(prog=prog, description=lines[0],
+                                   formatter_class=argparse.RawDescriptionHelpFormatter,
+                                   epilog="\n".join(lines[2:]))
+
+
+def add_tool_option(parser, name):
+    """`--NAME`: the tool's path, else find_tool's search."""
+    parser.add_argument(f"--{name}", default=None,
+                        help=f"{name} binary (default: ${BIN_DIR_ENV}/{name}, else PATH)")
 
 
 def _executable(path):

@@ -22,7 +22,6 @@ to the current folder. Exit status: 0 PASS, 1 FAIL, 2 error.
   python -m gpuopt.verify --spec k.json --module k.probed.ptx --manifest k.probed.json
 """
 
-import argparse
 import json
 import os
 import re
@@ -32,7 +31,8 @@ import sys
 import tempfile
 
 from gpuopt.launch_args import MappingError, map_args, parse_arg
-from gpuopt.tools import ToolNotFound, find_tool, run_watchdog
+from gpuopt.tools import (add_tool_option, command_parser, ToolNotFound, find_tool,
+                           run_watchdog)
 
 NP_TYPE = {"u8": "u1", "s8": "i1", "i8": "i1", "u16": "u2", "s16": "i2", "i16": "i2",
            "f16": "f2", "bf16": "u2", "u32": "u4", "s32": "i4", "i32": "i4",
@@ -375,10 +375,7 @@ def parse_tolerances(items, labels):
 
 
 def main(argv=None):
-    doc = __doc__.splitlines()
-    ap = argparse.ArgumentParser(prog="python -m gpuopt.verify", description=doc[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter,
-                                 epilog="\n".join(doc[2:]))
+    ap = command_parser("python -m gpuopt.verify", __doc__)
     ap.add_argument("--spec", required=True,
                     help="gpu-run run spec holding the original kernels")
     ap.add_argument("--module", required=True, help="the fused or probed kernel (PTX/cubin)")
@@ -386,8 +383,7 @@ def main(argv=None):
     ap.add_argument("--kernel", default=None,
                     help="the kernel of the module (default: the fused one, or the "
                          "original's name)")
-    ap.add_argument("--gpu-run", default=None,
-                    help="gpu-run binary (default: $GPUOPT_BIN_DIR/gpu-run, else PATH)")
+    add_tool_option(ap, "gpu-run")
     ap.add_argument("--tolerance", action="append", default=[], metavar="[LABEL=]REL",
                     help="relative error allowed in float outputs (of one original)")
     ap.add_argument("--timeout", type=int, default=180, help="seconds per gpu-run call")

@@ -68,7 +68,6 @@ Then, on the development machine: benchmarks/inductor/fuse_and_spec.py --dump
 DIR, and on the GPU machine benchmarks/inductor/report.py --dump DIR.
 """
 
-import argparse
 import contextlib
 import datetime
 import json
@@ -80,6 +79,8 @@ import struct
 import sys
 import time
 import traceback
+
+from gpuopt.tools import command_parser
 
 SCRIPT_VERSION = 1
 SEED_BASE = 1000  # program p, input i: seed SEED_BASE * (p + 1) + i
@@ -957,9 +958,7 @@ def environment():
 
 def main(argv=None, prog="python -m gpuopt.capture.inductor"):
     """The command line; prog is how results record the command."""
-    ap = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter,
-                                 epilog="\n".join(__doc__.splitlines()[2:]))
+    ap = command_parser(prog, __doc__)
     ap.add_argument("--out", default="inductor-dump", help="output directory (default %(default)s)")
     ap.add_argument("--programs", default=",".join(PROGRAM_NAMES),
                     help="comma-separated subset of: " + ", ".join(PROGRAM_NAMES))
