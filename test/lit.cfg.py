@@ -6,6 +6,7 @@ import sys
 
 import lit.formats
 from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
 
 config.name = "gpu-opt"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
@@ -97,3 +98,29 @@ for name, folder, binary in (
     config.substitutions.append(
         ("%gpuopt_" + name + "_unittests",
          os.path.join(config.gpuopt_obj_root, "unittests", folder, binary)))
+
+# gpu-opt as a library (README: Using gpu-opt as a library). The plugin,
+# loaded into upstream's mlir-opt of the same LLVM release: `mlir-opt-22` on
+# PATH or mlir-opt beside FileCheck (test/Plugin).
+config.substitutions.append(("%gpuopt_plugin", config.gpuopt_plugin))
+mlir_opt = shutil.which("mlir-opt-22")
+if not mlir_opt:
+    candidate = os.path.join(config.llvm_tools_dir, "mlir-opt")
+    if os.access(candidate, os.X_OK):
+        mlir_opt = candidate
+if mlir_opt:
+    config.available_features.add("mlir-opt-22")
+    llvm_config.add_tool_substitutions(
+        [ToolSubst("mlir-opt-22", command=mlir_opt)])
+
+# The installed package and the out-of-tree consumer built against it
+# (examples/embed), both made by utils/run-tests.sh (test/Examples).
+installed_plugin = os.path.join(
+    config.gpuopt_install_dir, "lib", os.path.basename(config.gpuopt_plugin))
+if os.path.isfile(installed_plugin):
+    config.available_features.add("gpuopt-installed")
+    config.substitutions.append(("%gpuopt_installed_plugin", installed_plugin))
+embed_opt = os.path.join(config.gpuopt_embed_dir, "embed-opt")
+if os.access(embed_opt, os.X_OK):
+    config.available_features.add("embed-example")
+    config.substitutions.append(("%embed_opt", embed_opt))

@@ -5,7 +5,9 @@
 # mlir-22-tools), yaml-cpp; and, when no ptxas is found, NVIDIA's ptxas wheel
 # (requirements-test.txt); numpy and pytest for the Python tests
 # (gpuopt_install_pytest), or a virtualenv with them and the gpuopt package
-# (gpuopt_python_venv). Exports GPUOPT_ROOT, BUILD_DIR and PTXAS.
+# (gpuopt_python_venv). Installs the build into $BUILD_DIR/install and builds
+# examples/embed against it (gpuopt_build_embed). Exports GPUOPT_ROOT,
+# BUILD_DIR and PTXAS.
 
 GPUOPT_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD_DIR=${BUILD_DIR:-$GPUOPT_ROOT/build}
@@ -83,4 +85,17 @@ gpuopt_build() {
       -DLLVM_EXTERNAL_LIT="$LLVM_PREFIX/bin/lit" >/dev/null
   fi
   cmake --build "$BUILD_DIR"
+}
+
+# Installs the build into $BUILD_DIR/install and builds examples/embed, a
+# tool outside the tree that links the installed package
+# (find_package(GpuOpt)), into $BUILD_DIR/embed, for test/Examples and
+# test/Plugin/installed-plugin.mlir.
+gpuopt_build_embed() {
+  local prefix="$BUILD_DIR/install"
+  rm -rf "$prefix"
+  cmake --install "$BUILD_DIR" --prefix "$prefix" >/dev/null
+  cmake -S "$GPUOPT_ROOT/examples/embed" -B "$BUILD_DIR/embed" -G Ninja \
+    -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+  cmake --build "$BUILD_DIR/embed"
 }

@@ -4,12 +4,15 @@
 //   gpu-translate --export-ptx in.mlir -o out.ptx
 //   gpu-translate --export-cubin --chip=sm_90a in.mlir -o out.cubin
 //
+// An MLIR input's gpu.module kernels are lowered to PTX first (--gpu-to-ptx,
+// for --chip), so gpu dialect modules export as PTX or cubin too.
 // Importing several files puts one ptx.module per file side by side in one
 // builtin module; each is its own symbol table, so clashing names stay apart.
 // Output files are written only when the whole translation succeeded.
 //
 //===----------------------------------------------------------------------===//
 
+#include "gpuopt/Conversion/Passes.h"
 #include "gpuopt/InitAll.h"
 #include "gpuopt/Target/PTX/ExportPTX.h"
 #include "gpuopt/Target/PTX/ImportPTX.h"
@@ -19,6 +22,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/ToolUtilities.h"
 #include "llvm/Support/CommandLine.h"
@@ -42,9 +46,10 @@ static cl::opt<Action>
            cl::values(clEnumValN(Action::ImportPTX, "import-ptx",
                                  "PTX files to one MLIR module of ptx.modules"),
                       clEnumValN(Action::ExportPTX, "export-ptx",
-                                 "a ptx.module to PTX"),
+                                 "a ptx.module (or gpu.module) to PTX"),
                       clEnumValN(Action::ExportCubin, "export-cubin",
-                                 "a ptx.module to a cubin, through ptxas")));
+                                 "a ptx.module (or gpu.module) to a cubin, "
+                                 "through ptxas")));
 static cl::opt<std::string>
     moduleName("module", cl::desc("The ptx.module to export when the input "
                                   "holds several"));
@@ -84,6 +89,16 @@ static LogicalResult exportBuffer(MLIRContext &context,
       parseSourceFile(sourceMgr, ParserConfig(&context));
   if (!root)
     return failure();
+  // gpu.module kernels are lowered to PTX first, for --chip.
+  if (auto module = dyn_cast<ModuleOp>(root.get());
+      module && gpuopt::hasGPUKernels(module)) {
+    PassManager pm(&context);
+    gpuopt::GPUToPTXOptions captureOptions;
+    captureOptions.chip = ptxasOptions.chip;
+    pm.addPass(gpuopt::createGPUToPTX(captureOptions));
+    if (failed(pm.run(module)))
+      return failure();
+  }
   FailureOr<gpuopt::ptx::PTXModuleOp> module =
       gpuopt::findPTXModule(root.get(), moduleName);
   if (failed(module))

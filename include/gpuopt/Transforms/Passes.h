@@ -8,6 +8,7 @@
 #define GPUOPT_TRANSFORMS_PASSES_H
 
 #include "gpuopt/Analysis/Passes.h"
+#include "gpuopt/Conversion/Passes.h"
 #include "ptx/IR/PTX.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -53,6 +54,7 @@ void registerProbePipeline();
 /// Registers every gpu-opt pass and pipeline.
 inline void registerAllPasses() {
   registerGPUOptAnalysisPasses();
+  registerGPUOptConversionPasses();
   registerGPUOptTransformsPasses();
   registerHFusePipeline();
   registerProbePipeline();

@@ -255,3 +255,33 @@ LogicalResult ProbePlanAttr::verify(EmitErrorFn emitError,
       return failure();
   return checkAtLeast(emitError, "'params'", params, 0);
 }
+
+LogicalResult GPUKernelAttr::verify(EmitErrorFn emitError, StringRef module,
+                                    StringRef func, ArrayRef<int64_t> paramArgs,
+                                    ArrayRef<int64_t> paramFields,
+                                    ArrayRef<int64_t> block,
+                                    ArrayRef<int64_t> grid) {
+  if (failed(checkNotEmpty(emitError, "'module'", module)) ||
+      failed(checkNotEmpty(emitError, "'func'", func)))
+    return failure();
+  if (paramArgs.size() != paramFields.size())
+    return emitError() << "'param_args' and 'param_fields' must have one "
+                          "element per parameter, got "
+                       << paramArgs.size() << " and " << paramFields.size();
+  for (auto [arg, field] : llvm::zip(paramArgs, paramFields))
+    if (arg < 0 || field < 0)
+      return emitError() << "'param_args' and 'param_fields' hold indices, "
+                            "got "
+                         << arg << " and " << field;
+  // Arguments come in order, each once: a memref's fields are adjacent.
+  for (size_t i = 1; i < paramArgs.size(); ++i)
+    if (paramArgs[i] != paramArgs[i - 1] && paramArgs[i] != paramArgs[i - 1] + 1)
+      return emitError() << "'param_args' must list the arguments in order, "
+                            "got "
+                         << paramArgs[i - 1] << " then " << paramArgs[i];
+  if (!block.empty() && failed(checkDims(emitError, "'block'", block)))
+    return failure();
+  if (!grid.empty() && failed(checkDims(emitError, "'grid'", grid)))
+    return failure();
+  return success();
+}

@@ -100,10 +100,26 @@ LogicalResult GPUOptDialect::verifyOperationAttribute(Operation *op,
     return success();
   }
 
+  if (name == GpuKernelAttrHelper::getNameStr()) {
+    if (failed(expect(isa<ptx::EntryOp>(op), ptx::EntryOp::getOperationName(),
+                      isa<GPUKernelAttr>(value), "a #gpuopt.gpu_kernel")))
+      return failure();
+    // Probes append parameters; the gpu.func's come first.
+    size_t params = cast<GPUKernelAttr>(value).getNumParams();
+    size_t kernelParams = cast<ptx::EntryOp>(op).getParams().size();
+    if (params > kernelParams)
+      return op->emitOpError()
+             << "'" << name << "' maps " << params
+             << " parameters to the gpu.func's arguments, but the kernel has "
+             << kernelParams;
+    return success();
+  }
+
   return op->emitOpError() << "'" << name
                            << "' is not an attribute of the gpuopt dialect "
                               "(gpuopt.hfuse, gpuopt.fusion, gpuopt.probes, "
-                              "gpuopt.probe_occupancy, gpuopt.probe_plan)";
+                              "gpuopt.probe_occupancy, gpuopt.probe_plan, "
+                              "gpuopt.gpu_kernel)";
 }
 
 //===----------------------------------------------------------------------===//
@@ -180,4 +196,13 @@ void gpuopt::setProbePlanAttr(ptx::EntryOp entry, ProbePlanAttr plan) {
 
 void gpuopt::removeProbePlanAttr(ptx::EntryOp entry) {
   entry->removeAttr(GPUOptDialect::ProbePlanAttrHelper::getNameStr());
+}
+
+GPUKernelAttr gpuopt::getGPUKernel(ptx::EntryOp entry) {
+  return entry->getAttrOfType<GPUKernelAttr>(
+      GPUOptDialect::GpuKernelAttrHelper::getNameStr());
+}
+
+void gpuopt::setGPUKernel(ptx::EntryOp entry, GPUKernelAttr kernel) {
+  getDialect(entry)->getGpuKernelAttrHelper().setAttr(entry, kernel);
 }

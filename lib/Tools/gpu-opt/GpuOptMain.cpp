@@ -27,6 +27,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "gpuopt/Tools/gpu-opt/GpuOptMain.h"
+#include "gpuopt/Conversion/Passes.h"
 #include "gpuopt/InitAll.h"
 #include "gpuopt/Target/PTX/ExportPTX.h"
 #include "gpuopt/Target/PTX/ImportManifest.h"
@@ -145,10 +146,52 @@ static LogicalResult checkOptions(Emit emit, const MlirOptMainConfig &config) {
     return fail("--module goes with PTX or cubin output");
   if (!manifestFilename.empty() && (!exported || outputFilename == "-"))
     return fail("--manifest goes with PTX or cubin output to a file (-o)");
-  if (emit != Emit::Cubin && ptxasOptions.anyGiven())
-    return fail("--chip, --ptxas and --ptxas-option go with cubin output "
-                "(-o FILE.cubin or --emit=cubin)");
   return success();
+}
+
+/// --chip, --ptxas and --ptxas-option go with cubin output; --chip also
+/// with MLIR input, whose gpu.module kernels it lowers.
+static LogicalResult checkPtxasOptions(Emit emit, bool anyMLIR) {
+  if (emit == Emit::Cubin ||
+      (ptxasOptions.ptxasPath.empty() && ptxasOptions.extraArgs.empty() &&
+       (ptxasOptions.chip.empty() || anyMLIR)))
+    return success();
+  llvm::errs() << "error: --chip, --ptxas and --ptxas-option go with cubin "
+                  "output (-o FILE.cubin or --emit=cubin); --chip also with "
+                  "MLIR input, as the target of its gpu.module kernels\n";
+  return failure();
+}
+
+/// True if `root` holds gpu.module kernels (gpuopt::hasGPUKernels).
+static bool hasGPUKernels(Operation *root) {
+  auto module = dyn_cast<ModuleOp>(root);
+  return module && gpuopt::hasGPUKernels(module);
+}
+
+/// True if host code in `root` launches kernels: after the passes, it needs
+/// them back as gpu.binary ops (--ptx-to-gpu-binary).
+static bool hasKernelLaunches(Operation *root) {
+  return root
+      ->walk([](gpu::LaunchFuncOp) { return WalkResult::interrupt(); })
+      .wasInterrupted();
+}
+
+/// --gpu-to-ptx with the target of --chip.
+static std::unique_ptr<Pass> createCapturePass() {
+  gpuopt::GPUToPTXOptions options;
+  options.chip = ptxasOptions.chip;
+  return gpuopt::createGPUToPTX(options);
+}
+
+/// True if the pipeline in `pm` runs one of gpu-opt's passes on PTX
+/// (fusion, probes, the kernel analysis).
+static bool runsPTXPasses(OpPassManager &pm) {
+  std::string pipeline;
+  llvm::raw_string_ostream os(pipeline);
+  pm.printAsTextualPipeline(os);
+  return llvm::any_of(
+      llvm::ArrayRef<llvm::StringRef>{"hfuse", "probe", "print-kernel-analysis"},
+      [&](llvm::StringRef name) { return pipeline.find(name) != std::string::npos; });
 }
 
 /// True if the user gave option `name`, whatever its value: the one-process
@@ -160,9 +203,10 @@ static bool optionGiven(llvm::StringRef name) {
   return it != options.end() && it->second->getNumOccurrences() > 0;
 }
 
-/// Moves the top-level ops of an MLIR input (its ptx.modules) into `into`.
-/// A symbol already in `into`, or attributes on the input's builtin module,
-/// which merging would drop, are errors.
+/// Moves the top-level ops of an MLIR input (its ptx.modules, gpu.modules
+/// and host code) and the attributes of its builtin module into `into`. A
+/// symbol already in `into`, an attribute of another value, or a name of the
+/// input's builtin module, which merging would drop, are errors.
 static LogicalResult mergeMLIRInput(const llvm::MemoryBuffer &buffer,
                                     const ParserConfig &parserConfig,
                                     ModuleOp into) {
@@ -179,11 +223,23 @@ static LogicalResult mergeMLIRInput(const llvm::MemoryBuffer &buffer,
   // Ops keep the locations they were created with, maybe in another file:
   // name the input being merged.
   llvm::StringRef file = buffer.getBufferIdentifier();
-  if (!(*module)->getAttrs().empty())
+  // Attributes of the builtin module (gpu.container_module of host code)
+  // join those of the merged module, unless an earlier input set another
+  // value. A module's name has nowhere to go.
+  if (module->getSymNameAttr())
     return module->emitError("cannot merge '")
-               << file << "' with other inputs: its builtin module has "
-               << "attributes",
+               << file << "' with other inputs: its builtin module is named",
            failure();
+  for (NamedAttribute attr : (*module)->getDiscardableAttrs()) {
+    Attribute existing = into->getDiscardableAttr(attr.getName());
+    if (existing && existing != attr.getValue())
+      return module->emitError("cannot merge '")
+                 << file << "': its builtin module's attribute '"
+                 << attr.getName().getValue() << "' differs from an earlier "
+                 << "input's",
+             failure();
+    into->setDiscardableAttr(attr.getName(), attr.getValue());
+  }
   for (Operation &op : llvm::make_early_inc_range(*module->getBody())) {
     auto name = op.getAttrOfType<StringAttr>(SymbolTable::getSymbolAttrName());
     if (name && SymbolTable::lookupSymbolIn(into, name))
@@ -324,7 +380,16 @@ static LogicalResult compile(const std::shared_ptr<llvm::SourceMgr> &sourceMgr,
     return failure();
   TimingScope passTiming = timing.nest("passes");
   pm.enableTiming(passTiming);
-  if (failed(config.setupPassPipeline(pm)) || failed(pm.run(root.get())))
+  // gpu.module kernels are lowered to PTX first; host code that launches
+  // them gets them back as gpu.binary ops in MLIR output.
+  bool hostLaunches = hasKernelLaunches(root.get());
+  if (hasGPUKernels(root.get()))
+    pm.addPass(createCapturePass());
+  if (failed(config.setupPassPipeline(pm)))
+    return failure();
+  if (hostLaunches && (emit == Emit::MLIR || emit == Emit::Bytecode))
+    pm.addPass(gpuopt::createPTXToGPUBinary());
+  if (failed(pm.run(root.get())))
     return failure();
   passTiming.stop();
 
@@ -407,7 +472,7 @@ int gpuopt::gpuOptMain(int argc, char **argv) {
     return 1;
 
   std::vector<std::unique_ptr<llvm::MemoryBuffer>> inputs;
-  bool anyPTX = false;
+  bool anyPTX = false, anyMLIR = false;
   for (const std::string &file : inputFilenames) {
     std::string errorMessage;
     inputs.push_back(openInputFile(file, &errorMessage));
@@ -415,8 +480,12 @@ int gpuopt::gpuOptMain(int argc, char **argv) {
       llvm::errs() << "error: " << errorMessage << "\n";
       return 1;
     }
-    anyPTX |= gpuopt::looksLikePTX(inputs.back()->getBuffer());
+    bool isPTX = gpuopt::looksLikePTX(inputs.back()->getBuffer());
+    anyPTX |= isPTX;
+    anyMLIR |= !isPTX;
   }
+  if (failed(checkPtxasOptions(emit, anyMLIR)))
+    return 1;
 
   // Produce everything in memory first: a failure leaves no output file.
   std::string result, manifest;
@@ -428,6 +497,22 @@ int gpuopt::gpuOptMain(int argc, char **argv) {
       return 1;
     }
     config.emitBytecode(emit == Emit::Bytecode);
+    // gpu-opt's passes on PTX see gpu.module kernels once --gpu-to-ptx has
+    // lowered them (a no-op without gpu.modules), and host code gets the
+    // kernels back as gpu.binary ops afterwards (a no-op without launches).
+    MlirOptMainConfig userConfig = config;
+    config.setPassPipelineSetupFn([userConfig](PassManager &pm) {
+      if (failed(userConfig.setupPassPipeline(pm)))
+        return failure();
+      if (!runsPTXPasses(pm))
+        return success();
+      pm.clear();
+      pm.addPass(createCapturePass());
+      if (failed(userConfig.setupPassPipeline(pm)))
+        return failure();
+      pm.addPass(gpuopt::createPTXToGPUBinary());
+      return success();
+    });
     llvm::raw_string_ostream os(result);
     if (failed(MlirOptMain(os, std::move(inputs.front()), registry, config)))
       return 1;

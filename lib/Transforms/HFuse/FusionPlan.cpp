@@ -139,8 +139,8 @@ LogicalResult hfuse::checkFusionPlan(ModuleOp root, const FusionPlan &plan,
       return refuse("its block shape is unknown: it has no .reqntid; give "
                     "it (blocks= option, or block: in the config)");
     if (part.getBlocks() <= 0)
-      return refuse("its grid is unknown; give it (grids= option, or grid: "
-                    "in the config)");
+      return refuse("its grid is unknown; give it (grids= option, grid: in "
+                    "the config, or known_grid_size on its gpu.func)");
     if (auto req = analysis.getRequiredBlock(); req && *req != part.block)
       return refuse("its .reqntid is " + formatDims(*req) +
                     " but the plan gives the block " + formatDims(part.block));

@@ -379,8 +379,13 @@ void HFusePlanPass::runOnOperation() {
       }
       part.block = {*request.threads, 1, 1};
     }
-    if (request.grid)
+    if (request.grid) {
       part.grid = *request.grid;
+    } else if (GPUKernelAttr gpuKernel = getGPUKernel(request.entry);
+               gpuKernel && !gpuKernel.getGrid().empty()) {
+      // A kernel lowered from a gpu.func states its grid there.
+      llvm::copy(gpuKernel.getGrid(), part.grid.begin());
+    }
     part.dynamicSmem = request.dynamicSmem.value_or(-1);
     if (request.ratio)
       part.ratio = *request.ratio;

@@ -311,7 +311,7 @@ module attributes {gpuopt.probe_occupancy = #gpuopt.probe_occupancy<block_thread
 // -----
 
 // A name the dialect does not have.
-// expected-error @+1 {{'builtin.module' op 'gpuopt.fusion_plan' is not an attribute of the gpuopt dialect (gpuopt.hfuse, gpuopt.fusion, gpuopt.probes, gpuopt.probe_occupancy, gpuopt.probe_plan)}}
+// expected-error @+1 {{'builtin.module' op 'gpuopt.fusion_plan' is not an attribute of the gpuopt dialect (gpuopt.hfuse, gpuopt.fusion, gpuopt.probes, gpuopt.probe_occupancy, gpuopt.probe_plan, gpuopt.gpu_kernel)}}
 module attributes {gpuopt.fusion_plan = 1} {
 }
 
@@ -409,6 +409,30 @@ ptx.module @m version "8.7" target ["sm_90a"] address_size 64 {
 ptx.module @m version "8.7" target ["sm_90a"] address_size 64 {
   // expected-error @+1 {{'ptx.entry' op 'gpuopt.probe_plan' must be a #gpuopt.probe_plan, not {params = 1 : i64, specs = ["block_sched"]}}}
   ptx.entry ".visible .entry k(.param .u64 x)" attributes {gpuopt.probe_plan = {params = 1 : i64, specs = ["block_sched"]}} {
+    ptx.inst "ret"
+  }
+}
+
+// -----
+
+// expected-error @+1 {{'param_args' and 'param_fields' must have one element per parameter, got 2 and 1}}
+"test.op"() {a = #gpuopt.gpu_kernel<module = "m", func = "k", param_args = [0, 0], param_fields = [0], block = [], grid = []>} : () -> ()
+
+// -----
+
+// expected-error @+1 {{'param_args' must list the arguments in order, got 0 then 2}}
+"test.op"() {a = #gpuopt.gpu_kernel<module = "m", func = "k", param_args = [0, 2], param_fields = [0, 0], block = [], grid = []>} : () -> ()
+
+// -----
+
+// expected-error @+1 {{'grid' must be 3 positive dimensions, got [4]}}
+"test.op"() {a = #gpuopt.gpu_kernel<module = "m", func = "k", param_args = [], param_fields = [], block = [], grid = [4]>} : () -> ()
+
+// -----
+
+ptx.module @m version "8.0" target ["sm_90a"] address_size 64 {
+  // expected-error @+1 {{'ptx.entry' op 'gpuopt.gpu_kernel' maps 2 parameters to the gpu.func's arguments, but the kernel has 1}}
+  ptx.entry ".visible .entry k(.param .u64 x)" attributes {gpuopt.gpu_kernel = #gpuopt.gpu_kernel<module = "m", func = "k", param_args = [0, 1], param_fields = [0, 0], block = [], grid = []>} {
     ptx.inst "ret"
   }
 }

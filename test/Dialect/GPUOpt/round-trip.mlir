@@ -37,6 +37,12 @@ module attributes {gpuopt.hfuse = #gpuopt.hfuse_plan<name = "ka_kb_fused", strat
     ptx.entry ".visible .entry planned(.param .u64 x)" attributes {gpuopt.probe_plan = #gpuopt.probe_plan<specs = ["block_sched", "probes/mem.yaml"], carry_local = true, inline_exits = true, params = 1, exit_function = "__pr_exit_planned", ptxas_before = <registers = 32, shared_bytes = 1024, local_bytes = 8, spill_stores = 4, spill_loads = 4>>} {
       ptx.inst "ret"
     }
+    // A kernel lowered from a gpu.func: a memref<?xf32> (5 parameters), a
+    // scalar; a probe buffer after them.
+    // CHECK: ptx.entry ".visible .entry captured(.param .u64 a, .param .u64 b, .param .u64 c, .param .u64 d, .param .u64 e, .param .u32 n, .param .u64 buf)" attributes {gpuopt.gpu_kernel = #gpuopt.gpu_kernel<module = "kernels", func = "captured", param_args = [0, 0, 0, 0, 0, 1], param_fields = [0, 1, 2, 3, 4, 0], block = [128, 1, 1], grid = []>}
+    ptx.entry ".visible .entry captured(.param .u64 a, .param .u64 b, .param .u64 c, .param .u64 d, .param .u64 e, .param .u32 n, .param .u64 buf)" attributes {gpuopt.gpu_kernel = #gpuopt.gpu_kernel<module = "kernels", func = "captured", param_args = [0, 0, 0, 0, 0, 1], param_fields = [0, 1, 2, 3, 4, 0], block = [128, 1, 1], grid = []>} {
+      ptx.inst "ret"
+    }
     // Defaults are left out.
     // CHECK: ptx.entry ".visible .entry plain(.param .u64 x)" attributes {gpuopt.probe_plan = #gpuopt.probe_plan<specs = ["block_sched"], params = 1>}
     ptx.entry ".visible .entry plain(.param .u64 x)" attributes {gpuopt.probe_plan = #gpuopt.probe_plan<specs = ["block_sched"], carry_local = false, params = 1, exit_function = "">} {

@@ -92,6 +92,10 @@ ProbePlanAttr getProbePlanAttr(ptx::EntryOp entry);
 void setProbePlanAttr(ptx::EntryOp entry, ProbePlanAttr plan);
 void removeProbePlanAttr(ptx::EntryOp entry);
 
+/// The gpu.func a kernel was lowered from by --gpu-to-ptx (null if none).
+GPUKernelAttr getGPUKernel(ptx::EntryOp entry);
+void setGPUKernel(ptx::EntryOp entry, GPUKernelAttr kernel);
+
 } // namespace gpuopt
 
 #endif // GPUOPT_DIALECT_GPUOPT_GPUOPTATTRIBUTES_H

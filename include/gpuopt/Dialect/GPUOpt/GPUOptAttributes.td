@@ -338,4 +338,44 @@ def GPUOpt_ProbePlanAttr : GPUOpt_Attr<"ProbePlan", "probe_plan"> {
   let genVerifyDecl = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Kernels captured from the gpu dialect
+//===----------------------------------------------------------------------===//
+
+def GPUOpt_GPUKernelAttr : GPUOpt_Attr<"GPUKernel", "gpu_kernel"> {
+  let summary = "The gpu.func a kernel was lowered from";
+  let description = [{
+    Set by `--gpu-to-ptx` on each `ptx.entry` it lowers from a `gpu.func`
+    as `gpuopt.gpu_kernel`: the `gpu.module` and `gpu.func` it came from,
+    and, for each PTX parameter in order, the function argument it passes
+    (`param_args`) and which field of it (`param_fields`): 0 for a scalar;
+    for a memref of rank r (lowered as MLIR's memref descriptor) 0 is the
+    allocated pointer, 1 the aligned pointer, 2 the offset, 3 to 2+r the
+    sizes and 3+r to 2+2r the strides. `block` and `grid` are the
+    function's `known_block_size` and `known_grid_size` (empty when it
+    states none); `--hfuse-plan` launches the kernel with that grid unless
+    told another.
+
+    ```mlir
+    #gpuopt.gpu_kernel<module = "kernels", func = "saxpy",
+        param_args = [0, 1, 1, 1, 1, 1, 2], param_fields = [0, 0, 1, 2, 3, 4, 0],
+        block = [128, 1, 1], grid = [64, 1, 1]>
+    ```
+  }];
+  let parameters = (ins
+    StringRefParameter<"the gpu.module">:$module,
+    StringRefParameter<"the gpu.func">:$func,
+    GPUOpt_IntList:$param_args,
+    GPUOpt_IntList:$param_fields,
+    GPUOpt_IntList:$block,
+    GPUOpt_IntList:$grid
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The number of PTX parameters the gpu.func's arguments became.
+    size_t getNumParams() const { return getParamArgs().size(); }
+  }];
+}
+
 #endif // GPUOPT_DIALECT_GPUOPT_GPUOPTATTRIBUTES_TD

@@ -22,7 +22,8 @@ def GPUOpt_Dialect : Dialect {
     that the probes and the launch manifest read; a probed entry gets its
     `#gpuopt.probe_map`s and, when keeping its registers costs occupancy, a
     `#gpuopt.probe_occupancy`; the probe passes hand each other a
-    `#gpuopt.probe_plan`. Each attribute verifies its own parameters;
+    `#gpuopt.probe_plan`; a kernel lowered from a `gpu.func` by
+    `--gpu-to-ptx` keeps where it came from in a `#gpuopt.gpu_kernel`. Each attribute verifies its own parameters;
     the dialect checks that each discardable attribute name below holds the
     attribute it is for, on the op it belongs on.
   }];
@@ -31,7 +32,8 @@ def GPUOpt_Dialect : Dialect {
     "::gpuopt::FusionInfoAttr":$fusion,
     "::mlir::ArrayAttr":$probes,
     "::gpuopt::ProbeOccupancyAttr":$probe_occupancy,
-    "::gpuopt::ProbePlanAttr":$probe_plan
+    "::gpuopt::ProbePlanAttr":$probe_plan,
+    "::gpuopt::GPUKernelAttr":$gpu_kernel
   );
   let hasOperationAttrVerify = 1;
   let useDefaultAttributePrinterParser = 1;
