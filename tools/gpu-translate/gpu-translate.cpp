@@ -85,18 +85,19 @@ static std::string manifestText;
 static LogicalResult exportBuffer(MLIRContext &context,
                                   llvm::SourceMgr &sourceMgr,
                                   llvm::raw_ostream &os) {
-  OwningOpRef<Operation *> root =
-      parseSourceFile(sourceMgr, ParserConfig(&context));
+  // Top-level ops other than a builtin module (a gpu.module) are wrapped
+  // in one, as mlir-opt does.
+  OwningOpRef<ModuleOp> root =
+      parseSourceFile<ModuleOp>(sourceMgr, ParserConfig(&context));
   if (!root)
     return failure();
   // gpu.module kernels are lowered to PTX first, for --chip.
-  if (auto module = dyn_cast<ModuleOp>(root.get());
-      module && gpuopt::hasGPUKernels(module)) {
+  if (gpuopt::hasGPUKernels(*root)) {
     PassManager pm(&context);
     gpuopt::GPUToPTXOptions captureOptions;
     captureOptions.chip = ptxasOptions.chip;
     pm.addPass(gpuopt::createGPUToPTX(captureOptions));
-    if (failed(pm.run(module)))
+    if (failed(pm.run(*root)))
       return failure();
   }
   FailureOr<gpuopt::ptx::PTXModuleOp> module =

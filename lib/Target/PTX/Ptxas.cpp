@@ -49,8 +49,10 @@ static FailureOr<std::string> runPtxas(llvm::StringRef ptx,
                                        std::string *log = nullptr) {
   std::optional<std::string> ptxas = findPtxas(options);
   if (!ptxas)
-    return emitError(loc, "ptxas not found: pass --ptxas=<path>, set PTXAS "
-                          "or CUDA_HOME, or put CUDA's bin directory on PATH"),
+    return emitError(loc, "ptxas not found: install the CUDA toolkit (or "
+                          "NVIDIA's wheel: pip install nvidia-cuda-nvcc), "
+                          "then pass --ptxas=<path>, set PTXAS or CUDA_HOME, "
+                          "or put its bin directory on PATH"),
            failure();
 
   llvm::SmallString<128> input, output, logPath;
