@@ -56,6 +56,8 @@ namespace {
 /// What the PTX of one kernel will not say about its gpu.func.
 struct KernelSignature {
   std::string name;
+  /// The gpu.func's location, which diagnostics about the kernel show.
+  Location loc;
   SmallVector<int64_t> paramArgs, paramFields;
   SmallVector<int64_t> block, grid;
 };
@@ -187,7 +189,8 @@ LogicalResult GPUToPTXPass::capture(gpu::GPUModuleOp gpuModule) {
   for (auto kernel : gpuModule.getOps<gpu::GPUFuncOp>()) {
     if (!kernel.isKernel())
       continue;
-    KernelSignature &signature = signatures.emplace_back();
+    KernelSignature &signature =
+        signatures.emplace_back(KernelSignature{{}, kernel.getLoc()});
     signature.name = kernel.getName().str();
     if (failed(mapParams(kernel, signature)))
       return failure();
@@ -330,6 +333,11 @@ LogicalResult GPUToPTXPass::capture(gpu::GPUModuleOp gpuModule) {
              << signature.name << "' was lowered to " << params
              << " PTX parameters, but its arguments make "
              << signature.paramArgs.size();
+    // Each op is located at its gpu.func and its line of the lowered PTX:
+    // diagnostics show the first, the user's source.
+    entry->walk([&](Operation *op) {
+      op->setLoc(FusedLoc::get(context, {signature.loc, op->getLoc()}));
+    });
     setGPUKernel(entry, GPUKernelAttr::get(
                             context, moduleName, signature.name,
                             signature.paramArgs, signature.paramFields,
