@@ -18,6 +18,10 @@
 // Without gpu-opt's PTX passes, an MLIR input is left to MLIR's passes.
 // RUN: gpu-opt --canonicalize %s | FileCheck %s --check-prefix=UNTOUCHED
 //
+// Without fusion, the kernels' manifest has the grid of known_grid_size.
+// RUN: gpu-opt %s -o %t/apart.ptx --manifest %t/apart.json
+// RUN: FileCheck %s --check-prefix=APART < %t/apart.json
+//
 // Mixed inputs: a PTX kernel and a gpu.func fuse.
 // RUN: gpu-opt %S/Inputs/add-one.ptx %s --hfuse="strategy=interleave kernels=add_one,blocksum grids=4,4" -o %t/mixed.ptx --manifest %t/mixed.json
 // RUN: FileCheck %s --check-prefix=MIXED < %t/mixed.json
@@ -73,6 +77,13 @@
 // HOST: gpu.binary @early_blocksum_fused [#gpu.object<#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx80">, properties = {O = 3 : i32}, assembly = "{{.*}}.entry early_blocksum_fused(
 // HOST-NOT: gpu.binary
 // HOST-NOT: ptx.module
+
+// APART: "grid": [
+// APART-NEXT: 8,
+// APART: "name": "early",
+// APART: "grid": [
+// APART-NEXT: 4,
+// APART: "name": "blocksum",
 
 // UNTOUCHED: gpu.module @kernels
 // UNTOUCHED: gpu.launch_func @kernels::@early

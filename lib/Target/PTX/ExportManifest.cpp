@@ -171,10 +171,14 @@ FailureOr<rt::Manifest> gpuopt::buildLaunchManifest(PTXModuleOp module,
     kernel.Params = std::move(*params);
     // A kernel that names an `.extern .shared` array (itself or through a
     // callee) needs a dynamic size that only its launcher knows; the other
-    // kernels of the module need none. The grid is the launcher's.
+    // kernels of the module need none. The grid is the launcher's, unless
+    // the gpu.func the kernel was lowered from states it.
     KernelAnalysis analysis(entry);
     if (auto reqntid = entry.getReqntid())
       kernel.Launch.Block = getDim3(*reqntid);
+    if (GPUKernelAttr gpuKernel = getGPUKernel(entry);
+        gpuKernel && !gpuKernel.getGrid().empty())
+      kernel.Launch.Grid = getDim3(gpuKernel.getGrid());
     if (analysis.getDynamicShared().empty())
       kernel.Launch.DynamicSmem = 0;
     if (auto maxntid = entry.getMaxntid())
