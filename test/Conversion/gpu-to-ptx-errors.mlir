@@ -38,3 +38,22 @@ gpu.module @kernels {
     gpu.return
   }
 }
+
+// -----
+
+// LLVM's NVPTX backend would ignore an unknown chip (and write code for
+// another) and abort on a PTX version the chip does not allow: both are
+// refused first.
+// RUN: not gpu-opt %s --split-input-file --gpu-to-ptx="chip=sm_99z" 2>&1 | FileCheck %s --check-prefix=CHIP
+// RUN: not gpu-opt %s --split-input-file --gpu-to-ptx="chip=sm_90a features=+ptx60" 2>&1 | FileCheck %s --check-prefix=PTX60
+// RUN: not gpu-opt %s --split-input-file --gpu-to-ptx="features=ptx80" 2>&1 | FileCheck %s --check-prefix=SIGN
+// RUN: not gpu-opt %s --split-input-file --gpu-to-ptx="features=+nonsense" 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+// CHIP: error: unknown chip 'sm_99z' for LLVM's NVPTX backend; known: {{.*}}sm_90a
+// PTX60: error: sm_90a needs PTX ISA 8.0 or later, but the features ask for 6.0; give +ptx80 or later, or no ptx feature
+// SIGN: error: feature 'ptx80' needs a '+' or '-', e.g. +ptx80
+// UNKNOWN: error: unknown feature '+nonsense' for LLVM's NVPTX backend
+gpu.module @target {
+  gpu.func @k() kernel {
+    gpu.return
+  }
+}

@@ -34,11 +34,15 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/TargetParser/Triple.h"
 
 namespace gpuopt {
 #define GEN_PASS_DEF_GPUTOPTX
@@ -158,6 +162,98 @@ static std::string findLibdeviceToolkit(StringRef cudaPath) {
   return "";
 }
 
+/// The PTX ISA version LLVM's NVPTX backend writes for `chip` without
+/// features, the lowest the chip allows: the `.version` of an empty module.
+static FailureOr<unsigned> getLowestPTXVersion(Location loc, StringRef chip) {
+  MLIRContext *context = loc.getContext();
+  OpBuilder builder(context);
+  OwningOpRef<ModuleOp> scratch = ModuleOp::create(loc);
+  builder.setInsertionPointToEnd(scratch->getBody());
+  auto target = NVVM::NVVMTargetAttr::get(context, /*optLevel=*/0,
+                                          "nvptx64-nvidia-cuda", chip);
+  auto empty = gpu::GPUModuleOp::create(builder, loc, "empty",
+                                        builder.getArrayAttr({target}));
+  std::optional<SmallVector<char, 0>> ptx =
+      cast<gpu::TargetAttrInterface>(target).serializeToObject(
+          empty, gpu::TargetOptions({}, {}, {}, {},
+                                    gpu::CompilationTarget::Assembly));
+  StringRef text = ptx ? StringRef(ptx->data(), ptx->size()) : "";
+  size_t at = text.find(".version ");
+  unsigned major = 0, minor = 0;
+  if (at == StringRef::npos ||
+      text.substr(at + 9).split('.').first.getAsInteger(10, major) ||
+      text.substr(at + 9).split('.').second.take_while(llvm::isDigit)
+          .getAsInteger(10, minor))
+    return emitError(loc, "LLVM's NVPTX backend wrote no PTX for ") << chip,
+           failure();
+  return major * 10 + minor;
+}
+
+/// Checks `chip` and `features` against LLVM's NVPTX backend, which would
+/// ignore an unknown chip or feature with a warning (and write code for
+/// another chip) and abort on a PTX version too old for the chip.
+static LogicalResult checkTarget(Location loc, StringRef chip,
+                                 StringRef features) {
+  static bool initialized = [] {
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    return true;
+  }();
+  (void)initialized;
+  llvm::Triple triple("nvptx64-nvidia-cuda");
+  std::string error;
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return emitError(loc, "LLVM has no NVPTX backend: ") << error;
+  std::unique_ptr<llvm::MCSubtargetInfo> generic(
+      target->createMCSubtargetInfo(triple, "", ""));
+  if (!generic->isCPUStringValid(chip)) {
+    InFlightDiagnostic diag = emitError(loc, "unknown chip '")
+                              << chip << "' for LLVM's NVPTX backend; known: ";
+    llvm::interleaveComma(
+        llvm::map_range(generic->getAllProcessorDescriptions(),
+                        [](const llvm::SubtargetSubTypeKV &kv) {
+                          return StringRef(kv.Key);
+                        }),
+        diag);
+    return diag;
+  }
+  auto ptxVersion = [](StringRef feature) {
+    unsigned version = 0;
+    if (!feature.consume_front("ptx") || feature.getAsInteger(10, version))
+      return 0u;
+    return version;
+  };
+  SmallVector<StringRef> list;
+  features.split(list, ',', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
+  for (StringRef feature : list) {
+    StringRef name = feature.trim();
+    if (!name.consume_front("+") && !name.consume_front("-"))
+      return emitError(loc, "feature '")
+             << feature << "' needs a '+' or '-', e.g. +" << name;
+    if (!llvm::any_of(generic->getAllProcessorFeatures(),
+                      [&](const llvm::SubtargetFeatureKV &kv) {
+                        return name == kv.Key;
+                      }))
+      return emitError(loc, "unknown feature '")
+             << feature << "' for LLVM's NVPTX backend";
+    unsigned version = ptxVersion(name);
+    if (!feature.trim().starts_with("+") || !version)
+      continue;
+    FailureOr<unsigned> needed = getLowestPTXVersion(loc, chip);
+    if (failed(needed))
+      return failure();
+    if (version < *needed)
+      return emitError(loc, "")
+             << chip << " needs PTX ISA " << *needed / 10 << "."
+             << *needed % 10 << " or later, but the features ask for "
+             << version / 10 << "." << version % 10 << "; give +ptx"
+             << *needed << " or later, or no ptx feature";
+  }
+  return success();
+}
+
 /// The chip and features to lower `gpuModule` for.
 static NVVM::NVVMTargetAttr getTarget(gpu::GPUModuleOp gpuModule,
                                       StringRef chip, StringRef features,
@@ -204,6 +300,9 @@ LogicalResult GPUToPTXPass::capture(gpu::GPUModuleOp gpuModule) {
 
   NVVM::NVVMTargetAttr target =
       getTarget(gpuModule, chip, features, optLevel);
+  if (failed(checkTarget(gpuModule.getLoc(), target.getChip(),
+                         target.getFeatures())))
+    return failure();
   gpuModule.setTargetsAttr(ArrayAttr::get(context, {target}));
 
   OpPassManager pm(gpu::GPUModuleOp::getOperationName());

@@ -183,15 +183,43 @@ static std::unique_ptr<Pass> createCapturePass() {
   return gpuopt::createGPUToPTX(options);
 }
 
-/// True if the pipeline in `pm` runs one of gpu-opt's passes on PTX
-/// (fusion, probes, the kernel analysis).
-static bool runsPTXPasses(OpPassManager &pm) {
+/// The pipeline in `pm` as text.
+static std::string getPipelineText(OpPassManager &pm) {
   std::string pipeline;
   llvm::raw_string_ostream os(pipeline);
   pm.printAsTextualPipeline(os);
+  return pipeline;
+}
+
+/// True if `pipeline` runs one of gpu-opt's passes on PTX (fusion, probes,
+/// the kernel analysis).
+static bool runsPTXPasses(llvm::StringRef pipeline) {
   return llvm::any_of(
       llvm::ArrayRef<llvm::StringRef>{"hfuse", "probe", "print-kernel-analysis"},
-      [&](llvm::StringRef name) { return pipeline.find(name) != std::string::npos; });
+      [&](llvm::StringRef name) { return pipeline.contains(name); });
+}
+
+/// Sets up the user's pipeline in `pm`, after --gpu-to-ptx when `capture`
+/// and before --ptx-to-gpu-binary when `rebind`, unless the pipeline runs
+/// them itself (with its own options). Without a gpu.module or a launch,
+/// either pass changes nothing.
+static LogicalResult setupPipeline(PassManager &pm,
+                                   const MlirOptMainConfig &config,
+                                   bool capture, bool rebind) {
+  if (failed(config.setupPassPipeline(pm)))
+    return failure();
+  std::string pipeline = getPipelineText(pm);
+  capture &= !llvm::StringRef(pipeline).contains("gpu-to-ptx");
+  rebind &= !llvm::StringRef(pipeline).contains("ptx-to-gpu-binary");
+  if (capture) {
+    pm.clear();
+    pm.addPass(createCapturePass());
+    if (failed(config.setupPassPipeline(pm)))
+      return failure();
+  }
+  if (rebind)
+    pm.addPass(gpuopt::createPTXToGPUBinary());
+  return success();
 }
 
 /// True if the user gave option `name`, whatever its value: the one-process
@@ -382,14 +410,10 @@ static LogicalResult compile(const std::shared_ptr<llvm::SourceMgr> &sourceMgr,
   pm.enableTiming(passTiming);
   // gpu.module kernels are lowered to PTX first; host code that launches
   // them gets them back as gpu.binary ops in MLIR output.
-  bool hostLaunches = hasKernelLaunches(root.get());
-  if (hasGPUKernels(root.get()))
-    pm.addPass(createCapturePass());
-  if (failed(config.setupPassPipeline(pm)))
-    return failure();
-  if (hostLaunches && (emit == Emit::MLIR || emit == Emit::Bytecode))
-    pm.addPass(gpuopt::createPTXToGPUBinary());
-  if (failed(pm.run(root.get())))
+  bool rebind = hasKernelLaunches(root.get()) &&
+                (emit == Emit::MLIR || emit == Emit::Bytecode);
+  if (failed(setupPipeline(pm, config, hasGPUKernels(root.get()), rebind)) ||
+      failed(pm.run(root.get())))
     return failure();
   passTiming.stop();
 
@@ -504,14 +528,9 @@ int gpuopt::gpuOptMain(int argc, char **argv) {
     config.setPassPipelineSetupFn([userConfig](PassManager &pm) {
       if (failed(userConfig.setupPassPipeline(pm)))
         return failure();
-      if (!runsPTXPasses(pm))
-        return success();
+      bool ptxPasses = runsPTXPasses(getPipelineText(pm));
       pm.clear();
-      pm.addPass(createCapturePass());
-      if (failed(userConfig.setupPassPipeline(pm)))
-        return failure();
-      pm.addPass(gpuopt::createPTXToGPUBinary());
-      return success();
+      return setupPipeline(pm, userConfig, ptxPasses, ptxPasses);
     });
     llvm::raw_string_ostream os(result);
     if (failed(MlirOptMain(os, std::move(inputs.front()), registry, config)))
