@@ -109,7 +109,8 @@ void GPUToPTXPass::buildLowering(OpPassManager &pm) const {
 }
 
 /// Each PTX parameter's argument and field, as MLIR's default (not bare
-/// pointer) calling convention passes `argTypes`.
+/// pointer) calling convention passes the kernel's arguments: a memref of
+/// rank r as its descriptor's 3 + 2r fields, anything else as one.
 static LogicalResult mapParams(gpu::GPUFuncOp kernel,
                                KernelSignature &signature) {
   for (auto [index, type] :
