@@ -106,38 +106,25 @@ module attributes {gpu.container_module} {
     }
   }
 
-  // The host side, as mlir-runner runs it (with the CUDA runtime wrappers):
-  // device buffers and fixed inputs (x = 0.25, in = 0.5) on a stream, then
-  // both launches (synchronous, at the sizes the kernels were compiled for),
-  // then the frees. gpu-to-llvm lowers gpu.alloc, gpu.memset and
-  // gpu.dealloc only in their async form.
-  func.func @main() {
+  // The host side, the function an ML framework calls with its own device
+  // buffers (host/main.c is such a caller): x of n floats (n <= 528 * 256),
+  // in of 528 * 256 floats, sums of 528. Both launches are synchronous and
+  // at the sizes the kernels were compiled for, as mlir-runner runs them
+  // with MLIR's CUDA runtime wrappers (host/mgpu.c has the ones needed).
+  // llvm.emit_c_interface gives C the entry point _mlir_ciface_forward,
+  // which takes each memref as a pointer to its descriptor.
+  func.func @forward(%r: f32, %x: memref<?xf32>, %n: index,
+                     %in: memref<?xf32>, %sums: memref<?xf32>)
+      attributes {llvm.emit_c_interface} {
     %c1 = arith.constant 1 : index
     %c256 = arith.constant 256 : index
     %c528 = arith.constant 528 : index
-    %n = arith.constant 135000 : index  // logistic: the last block has 88 busy threads
-    %m = arith.constant 135168 : index  // blocksum: 528 x 256 inputs
-    %r = arith.constant 3.7 : f32
-    %quarter = arith.constant 0.25 : f32
-    %half = arith.constant 0.5 : f32
-    %t0 = gpu.wait async
-    %x, %t1 = gpu.alloc async [%t0] (%n) : memref<?xf32>
-    %in, %t2 = gpu.alloc async [%t1] (%m) : memref<?xf32>
-    %sums, %t3 = gpu.alloc async [%t2] (%c528) : memref<?xf32>
-    %t4 = gpu.memset async [%t3] %x, %quarter : memref<?xf32>, f32
-    %t5 = gpu.memset async [%t4] %in, %half : memref<?xf32>, f32
-    gpu.wait [%t5]
     gpu.launch_func @kernels::@logistic blocks in (%c528, %c1, %c1)
         threads in (%c256, %c1, %c1)
         args(%r : f32, %x : memref<?xf32>, %n : index)
     gpu.launch_func @kernels::@blocksum blocks in (%c528, %c1, %c1)
         threads in (%c256, %c1, %c1)
         args(%in : memref<?xf32>, %sums : memref<?xf32>)
-    %u0 = gpu.wait async
-    %u1 = gpu.dealloc async [%u0] %x : memref<?xf32>
-    %u2 = gpu.dealloc async [%u1] %in : memref<?xf32>
-    %u3 = gpu.dealloc async [%u2] %sums : memref<?xf32>
-    gpu.wait [%u3]
     return
   }
 }

@@ -15,7 +15,14 @@
 #      two (gpu-opt --ptx-to-gpu-binary);
 #   3. the same pair from nvcc (pair.nvcc.ptx, built from pair.cu) fused the
 #      same way (strategy, thread split or ratio, blocks and grids read from
-#      the first fusion's manifest).
+#      the first fusion's manifest);
+#   and pair.mlir's host function @forward built into two executables, as an
+#   ML compiler builds its host code: host/apart (the kernels apart, gpu-opt
+#   --gpu-to-ptx --ptx-to-gpu-binary) and host/fused (host.mlir), each
+#   lowered by upstream's pipeline (mlir-opt-22, mlir-translate-22, llc-22)
+#   and linked (cc) with host/main.c, a caller with device buffers of its
+#   own, and host/mgpu.c, MLIR's CUDA runtime wrappers over the driver;
+#   skipped when those tools are missing.
 # run (a GPU; gpu-run and python3 with numpy, no LLVM or MLIR), from OUT_DIR:
 #   4. every kernel on the same fresh random inputs in one gpu-run process:
 #      the MLIR kernels apart, nvcc's apart, and each fused kernel, probed or
@@ -23,15 +30,20 @@
 #      and the MLIR kernels' against numpy;
 #   5. the block_sched records of the fused kernel analysed (per-SM
 #      scheduling gaps against block running time);
-#   6. registers and CUDA-event times (warm-up, medians) side by side.
+#   6. registers and CUDA-event times (warm-up, medians) side by side;
+#   7. host/apart and host/fused on the same inputs (only libc and the CUDA
+#      driver needed): their outputs compared byte for byte, and with numpy.
 #
-# usage: examples/gpu-dialect/run.sh [compile|run|all] [OUT_DIR]
-#   all (the default) compiles, then runs when `nvidia-smi -L` lists a GPU.
+# usage: examples/gpu-dialect/run.sh [compile|run|forward|all] [OUT_DIR]
+#   all (the default) compiles, then runs when `nvidia-smi -L` lists a GPU;
+#   forward runs step 7 alone.
 #   OUT_DIR defaults to build/gpu-dialect-example. `compile` on one machine
 #   and `run` on another (with OUT_DIR and gpu-run copied there) split the
 #   work between a machine with the compiler and one with the GPU.
 # $BIN names the folder with gpu-opt and gpu-run (default build/bin), $PTXAS
-# the ptxas (default: PATH, then /usr/local/cuda/bin); $HFUSE_OPTS fusion
+# the ptxas (default: PATH, then /usr/local/cuda/bin), $MLIR_OPT,
+# $MLIR_TRANSLATE, $LLC and $CC the host code's tools (default: the -22
+# names on PATH, then /usr/lib/llvm-22/bin; cc); $HFUSE_OPTS fusion
 # options that override the model's choice (e.g. strategy=interleave;
 # default none: strategy=auto); $SEED the inputs' random seed (default: from
 # the clock, printed).
@@ -39,7 +51,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 STEP=all
 case "${1:-}" in
-  compile | run | all) STEP=$1; shift ;;
+  compile | run | forward | all) STEP=$1; shift ;;
 esac
 BIN=${BIN:-build/bin}
 OUT=${1:-build/gpu-dialect-example}
@@ -52,6 +64,8 @@ mkdir -p "$OUT"
 GRID=528
 N=135000
 M=$((GRID * 256))
+# logistic's r, in gpu-run's runs and in host/main.c.
+R=3.7
 
 # A compute-bound and a memory-bound kernel: strategy=auto's model
 # (docs/fusion.md, "Choosing") fuses them by a thread split; the blocks and
@@ -167,6 +181,59 @@ PY
   done | tee "$OUT/ptxas.txt"
   echo "compiled into $OUT: fused.probed.cubin ($(wc -c <"$OUT/fused.probed.cubin") bytes)," \
     "fused.probed.ptx, fused.ptx, nvcc.fused.ptx, nvcc.fused.probed.ptx"
+  compile_host
+}
+
+# The first of its arguments that names a command (on PATH or a path).
+first_command() {
+  local c
+  for c in "$@"; do
+    if [ -n "$c" ] && command -v "$c" >/dev/null; then
+      command -v "$c"
+      return 0
+    fi
+  done
+  return 1
+}
+
+# pair.mlir's @forward as two executables in $OUT/host, apart (both kernels
+# in one gpu.binary, two launches) and fused (host.mlir: the fused kernel,
+# one launch). No gpu.module is left in either, so upstream's pipeline
+# lowers only host code; the kernels stay PTX, which the driver compiles
+# when the module loads (mgpuModuleLoadJIT).
+compile_host() {
+  local h=$OUT/host mlir_opt mlir_translate llc cc f
+  local -a missing=()
+  mlir_opt=$(first_command "${MLIR_OPT:-}" mlir-opt-22 /usr/lib/llvm-22/bin/mlir-opt) ||
+    missing+=(mlir-opt-22)
+  mlir_translate=$(first_command "${MLIR_TRANSLATE:-}" mlir-translate-22 \
+    /usr/lib/llvm-22/bin/mlir-translate) || missing+=(mlir-translate-22)
+  llc=$(first_command "${LLC:-}" llc-22 /usr/lib/llvm-22/bin/llc) || missing+=(llc-22)
+  cc=$(first_command "${CC:-}" cc) || missing+=(cc)
+  rm -rf "$h"
+  if [ ${#missing[@]} != 0 ]; then
+    echo "== host executables: skipped: no ${missing[*]}" \
+      "(\$MLIR_OPT, \$MLIR_TRANSLATE, \$LLC, \$CC name them)"
+    return 0
+  fi
+  echo "== host executables: pair.mlir's @forward with $SRC/host/main.c and mgpu.c" \
+    "($mlir_opt --gpu-lower-to-nvvm-pipeline, $mlir_translate, $llc, $cc)"
+  mkdir -p "$h"
+  "$BIN/gpu-opt" --gpu-to-ptx="chip=$CHIP" --ptx-to-gpu-binary $SRC/pair.mlir \
+    -o "$h/apart.mlir"
+  cp "$OUT/host.mlir" "$h/fused.mlir"
+  "$cc" -O2 -c $SRC/host/main.c -o "$h/main.o"
+  "$cc" -O2 -c $SRC/host/mgpu.c -o "$h/mgpu.o"
+  for f in apart fused; do
+    "$mlir_opt" "$h/$f.mlir" --gpu-lower-to-nvvm-pipeline -o "$h/$f.llvm.mlir"
+    "$mlir_translate" --mlir-to-llvmir "$h/$f.llvm.mlir" -o "$h/$f.ll"
+    "$llc" -O2 -filetype=obj -relocation-model=pic "$h/$f.ll" -o "$h/$f.o"
+    # -ldl for a C library older than glibc 2.34, where dlopen is not in libc.
+    "$cc" "$h/$f.o" "$h/main.o" "$h/mgpu.o" -ldl -o "$h/$f"
+    echo "  $h/$f: @forward launches" \
+      "$(grep -o 'gpu.launch_func *@[^ ]*' "$h/$f.mlir" | sed 's/gpu.launch_func *//' |
+        paste -sd ',' | sed 's/,/, /g')"
+  done
 }
 
 # "--arg A --arg B" as the JSON list ["A", "B"] (as examples/hfuse/run.sh).
@@ -180,6 +247,33 @@ args_json() {
   printf ']'
 }
 
+# The MLIR kernels' outputs against numpy (fusion is checked exactly by cmp):
+# X0 X IN SUMS, x before and after logistic, blocksum's inputs and outputs.
+# logistic: numpy's float32 multiplies and subtracts round to nearest even
+# as mul.rn.f32 and sub.rn.f32 do, so the same steps in the same order give
+# the same bits. blocksum: each block's sum of the inputs, within float32
+# rounding of the float64 sum.
+check_numpy() {
+  python3 - "$R" "$@" <<'PY'
+import sys, numpy as np
+r = np.float32(sys.argv[1])
+x0, x, inputs, sums = (np.fromfile(f, dtype=np.float32) for f in sys.argv[2:6])
+v = x0
+for _ in range(64):
+    v = (r * v) * (np.float32(1) - v)
+ok = v.dtype == np.float32 and np.array_equal(x.view(np.uint32), v.view(np.uint32))
+print(f"  logistic against numpy: {x.size} floats, " +
+      ("bit-identical" if ok else "NOT bit-identical" + (
+          f": max abs diff {np.abs(x - v).max():.2e}, "
+          f"{np.count_nonzero(x.view(np.uint32) != v.view(np.uint32))} differ"
+          if x.size == v.size else f", {v.size} expected")))
+ref = inputs.reshape(-1, 256).astype(np.float64).sum(1)
+err = np.abs(sums - ref).max() if sums.size == ref.size else np.inf
+print(f"  blocksum against numpy: max abs error {err:.2e} over {sums.size} sums")
+sys.exit(0 if ok and err < 1e-4 else 1)
+PY
+}
+
 run() {
   [ -f "$OUT/fused.probed.json" ] || {
     echo "run.sh: $OUT/fused.probed.json missing: run the compile step first" >&2
@@ -190,7 +284,7 @@ run() {
   echo "== 4. one gpu-run process, inputs of seed $seed"
   # The inputs: x uniform in [0.01, 0.99), in uniform in [-1, 1), r a
   # scalar; sums 0xFF bytes before the run. logistic overwrites x.
-  local r=scalar:f32:3.7
+  local r=scalar:f32:$R
   local x=buf:f32:$N:random:$seed:0.01:0.99
   local in=buf:f32:$M:random:$((seed + 1)) sums=buf:f32:$GRID:out
   # A memref<?xf32> argument is 5 parameters: allocated pointer, aligned
@@ -291,27 +385,7 @@ PY
   [ $bad = 0 ] || exit 1
   echo "run.sh: every output (x: $N floats, sums: $GRID floats) bit-identical to the" \
     "MLIR kernels run apart: nvcc's apart, and fused (PTX, cubin; probed or not) from both"
-  python3 - "$o" "${r#scalar:f32:}" <<'PY'
-# The MLIR kernels against numpy (fusion is checked exactly above).
-# logistic: numpy's float32 multiplies and subtracts round to nearest even
-# as mul.rn.f32 and sub.rn.f32 do, so the same steps in the same order give
-# the same bits. blocksum: each block's sum of the inputs, within float32
-# rounding of the float64 sum.
-import sys, numpy as np
-o, r = sys.argv[1], np.float32(sys.argv[2])
-v = np.fromfile(f"{o}/x", dtype=np.float32)
-for _ in range(64):
-    v = (r * v) * (np.float32(1) - v)
-got = np.fromfile(f"{o}/mlir.x", dtype=np.float32)
-ok = v.dtype == np.float32 and np.array_equal(got.view(np.uint32), v.view(np.uint32))
-print(f"  logistic against numpy: {got.size} floats, " +
-      ("bit-identical" if ok else f"NOT bit-identical: max abs diff {np.abs(got - v).max():.2e}, "
-       f"{np.count_nonzero(got.view(np.uint32) != v.view(np.uint32))} differ"))
-ref = np.fromfile(f"{o}/in", dtype=np.float32).reshape(-1, 256).astype(np.float64).sum(1)
-err = np.abs(np.fromfile(f"{o}/mlir.sums", dtype=np.float32) - ref).max()
-print(f"  blocksum against numpy: max abs error {err:.2e} over {ref.size} sums")
-sys.exit(0 if ok and err < 1e-4 else 1)
-PY
+  check_numpy "$o/x" "$o/mlir.x" "$o/in" "$o/mlir.sums"
 
   echo "== 5. block scheduling of the fused kernel (python3 -m gpuopt.block_sched)"
   local plot=()
@@ -339,11 +413,45 @@ for g in r["groups"]:
     for label, t in g["also"].items():
         row(label, t, serial, kernels[label])
 PY
+  forward "$seed"
+}
+
+# Step 7: the executables of the compile step on the inputs of SEED.
+forward() {
+  local h=$OUT/host seed=$1 f
+  echo "== 7. pair.mlir's @forward called by host/main.c, its kernels apart and fused," \
+    "inputs of seed $seed"
+  if [ ! -f "$h/apart" ] || [ ! -f "$h/fused" ]; then
+    echo "run.sh: no $h/apart and $h/fused (the compile step builds them when" \
+      "mlir-opt-22, mlir-translate-22, llc-22 and cc are there): skipping"
+    return 0
+  fi
+  for f in apart fused; do
+    rm -rf "$h/$f.out"
+    mkdir -p "$h/$f.out"
+    echo "  $h/$f:"
+    MGPU_TRACE=1 "$h/$f" "$h/$f.out" "$seed" 2>&1 | sed 's/^/    /' || {
+      echo "run.sh: $h/$f failed"
+      exit 1
+    }
+  done
+  local bad=0
+  for f in x0 in x sums; do
+    cmp "$h/apart.out/$f" "$h/fused.out/$f" || bad=1
+  done
+  [ $bad = 0 ] || {
+    echo "DIFFER: the outputs of $h/apart and $h/fused"
+    exit 1
+  }
+  echo "run.sh: @forward's outputs (x: $N floats, sums: $GRID floats) bit-identical" \
+    "with its kernels apart and fused"
+  check_numpy "$h/apart.out/x0" "$h/apart.out/x" "$h/apart.out/in" "$h/apart.out/sums"
 }
 
 case $STEP in
   compile) compile ;;
   run) run ;;
+  forward) forward "${SEED:-$(($(date +%s) % 1000000))}" ;;
   all)
     compile
     if nvidia-smi -L 2>/dev/null | grep -q GPU; then
