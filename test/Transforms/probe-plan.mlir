@@ -45,6 +45,24 @@ ptx.module @m version "8.7" target ["sm_90a"] address_size 64 {
 
 // -----
 
+// A kernel with a parameter named like a probe buffer (`__probe_MAP`, the
+// buffers' names under the default prefix) gets the prefix `__pr1_`, and
+// buffers named with it; the other kernel of the module keeps `__pr_`.
+// DYN-LABEL: ptx.entry ".visible .entry old(.param .u64 __probe_dmat, .param .u64 .ptr .global .align 16 __pr1_probe_dmat, .param .u32 __pr1_probe_dmat_capacity)"
+// DYN-SAME: gpuopt.probe_plan = #gpuopt.probe_plan<specs = ["dmat"], params = 1, prefix = "__pr1_">
+// DYN-LABEL: ptx.entry ".visible .entry k(.param .u64 x, .param .u64 .ptr .global .align 16 __probe_dmat, .param .u32 __probe_dmat_capacity)"
+// DYN-SAME: gpuopt.probe_plan = #gpuopt.probe_plan<specs = ["dmat"], params = 1>
+ptx.module @renamed version "8.7" target ["sm_90a"] address_size 64 {
+  ptx.entry ".visible .entry old(.param .u64 __probe_dmat)" {
+    ptx.inst "ret"
+  }
+  ptx.entry ".visible .entry k(.param .u64 x)" {
+    ptx.inst "ret"
+  }
+}
+
+// -----
+
 // A kernel that is probed already is refused: every probe goes into one
 // --probe-plan, so that all maps share one slot computation.
 ptx.module @again version "8.7" target ["sm_90a"] address_size 64 {

@@ -2,8 +2,9 @@
 //
 // The typed builder makes the same op as the statement parser does from the
 // same PTX (attribute for attribute, printed the same), refuses modifiers the
-// opcode table refuses; the namespace never hands out a name in use; the
-// opcode table's def roles and kinds answer for representative opcodes.
+// opcode table refuses; the namespace never hands out a name in use and
+// knows which prefixes names in use start with; the opcode table's def roles
+// and kinds answer for representative opcodes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -255,6 +256,22 @@ TEST(PTXNamespaceTest, NeverReturnsANameInUse) {
   PTXNamespace copy = names;
   EXPECT_EQ(copy.newName("%z"), "%z");
   EXPECT_EQ(names.newName("%z"), "%z");
+}
+
+TEST(PTXNamespaceTest, ContainsPrefix) {
+  PTXNamespace names;
+  names.add("%__pr_part");
+  names.addRange("%rd", 3);
+  names.addRange("%q", 0);
+  EXPECT_TRUE(names.containsPrefix("%__pr_"));
+  EXPECT_TRUE(names.containsPrefix("%__pr_part"));
+  EXPECT_FALSE(names.containsPrefix("%__pr1_"));
+  EXPECT_FALSE(names.containsPrefix("__pr_"));
+  // `%rd<3>` names %rd0, %rd1 and %rd2; `%q<0>` names none.
+  EXPECT_TRUE(names.containsPrefix("%r"));
+  EXPECT_TRUE(names.containsPrefix("%rd1"));
+  EXPECT_FALSE(names.containsPrefix("%rd_"));
+  EXPECT_FALSE(names.containsPrefix("%q"));
 }
 
 //===----------------------------------------------------------------------===//

@@ -9,7 +9,9 @@
 #include "ptx/IR/PTX.h"
 #include "ptx/IR/PTXParser.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
 using namespace gpuopt::ptx;
@@ -22,6 +24,24 @@ void PTXNamespace::addRange(StringRef prefix, int64_t count) {
 
 bool PTXNamespace::contains(StringRef name) const {
   return names.contains(name) || declaresRegister(ranges, name);
+}
+
+bool PTXNamespace::containsPrefix(StringRef prefix) const {
+  for (const auto &name : names)
+    if (name.getKey().starts_with(prefix))
+      return true;
+  for (const auto &range : ranges) {
+    StringRef rangePrefix = range.getKey();
+    if (range.getValue() <= 0)
+      continue;
+    if (rangePrefix.starts_with(prefix))
+      return true;
+    StringRef rest = prefix;
+    if (rest.consume_front(rangePrefix) &&
+        llvm::all_of(rest, [](char c) { return llvm::isDigit(c); }))
+      return true;
+  }
+  return false;
 }
 
 void PTXNamespace::add(Operation *root) {

@@ -11,8 +11,9 @@
 //
 // A stem is returned as it is while it is free, so generated code reads as
 // the pass wrote it; on a clash it gets the smallest free suffix
-// `<separator>N`, N from 1. Prefixes such as `%__hf_` and `%__pr_` only
-// make clashes unlikely; the namespace makes them impossible.
+// `<separator>N`, N from 1. Prefixes such as `%__hf_` only make clashes
+// unlikely; the namespace makes them impossible. (The probes choose a
+// prefix no name starts with: containsPrefix.)
 //
 //===----------------------------------------------------------------------===//
 
@@ -44,6 +45,9 @@ public:
 
   /// Whether `name` is in use.
   bool contains(llvm::StringRef name) const;
+  /// Whether a name in use starts with `prefix` (for a register range
+  /// `%r<N>`, whether `%r` does, or `prefix` is `%r` and digits).
+  bool containsPrefix(llvm::StringRef prefix) const;
 
   /// A name not in use, marked as in use now: `stem` when free, else
   /// `stem<separator>N` with the smallest free N >= 1.

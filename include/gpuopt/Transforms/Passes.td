@@ -171,7 +171,9 @@ def ProbePlan : Pass<"probe-plan", "mlir::ModuleOp"> {
     one `.param .u64 .ptr .global` buffer per map after the kernel's
     parameters, the records' layout (`gpuopt.probes`, the manifest's
     `probes`) and the plan the later passes follow (`gpuopt.probe_plan`:
-    the specs and, with keep-occupancy, ptxas's report of the kernel
+    the specs, the prefix of every name the probes add, `__pr_` unless a
+    name of the kernel or its module starts with it (then `__pr1_`,
+    `__pr2_`, ...), and, with keep-occupancy, ptxas's report of the kernel
     before probing, which only this pass sees). A fused kernel
     (`gpuopt.fusion`, from `--hfuse` in the same call or restored by
     gpu-opt's `--manifest-in`) gets a `part` field in every record; one

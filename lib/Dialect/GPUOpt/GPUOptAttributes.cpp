@@ -10,6 +10,8 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -246,13 +248,24 @@ LogicalResult PtxasResourcesAttr::verify(EmitErrorFn emitError,
 LogicalResult ProbePlanAttr::verify(EmitErrorFn emitError,
                                     ArrayRef<StringAttr> specs, bool carryLocal,
                                     bool inlineExits, int64_t params,
-                                    StringRef exitFunction,
+                                    StringRef exitFunction, StringRef prefix,
                                     PtxasResourcesAttr ptxasBefore) {
   if (specs.empty())
     return emitError() << "a probe plan needs at least one probe spec";
   for (StringAttr spec : specs)
     if (failed(checkNotEmpty(emitError, "a probe spec", spec.getValue())))
       return failure();
+  // The probes' names are `PREFIXstem`, `%PREFIXstem` and `$PREFIXstem`:
+  // the prefix starts a PTX identifier.
+  auto isIdentifierChar = [](char c) {
+    return llvm::isAlnum(c) || c == '_' || c == '$';
+  };
+  if (prefix.empty() ||
+      !(llvm::isAlpha(prefix.front()) || prefix.front() == '_') ||
+      !llvm::all_of(prefix, isIdentifierChar))
+    return emitError() << "'prefix' must start a PTX identifier (a letter or "
+                          "'_', then letters, digits, '_' or '$'), got '"
+                       << prefix << "'";
   return checkAtLeast(emitError, "'params'", params, 0);
 }
 

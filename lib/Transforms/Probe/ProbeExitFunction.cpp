@@ -145,7 +145,7 @@ bool ProbeLowering::planExitFunction() {
       exitArgs.push_back({name, ".b" + std::to_string(bytes * 8)});
     }
   if (hasParts)
-    exitArgs.push_back({"%__pr_part", ".b32"});
+    exitArgs.push_back({names.reg("part"), ".b32"});
   return true;
 }
 
@@ -197,7 +197,7 @@ LogicalResult ProbeLowering::lowerExits(EntryOp entry) {
     std::string skip;
     if (exit && exit.getGuard()) {
       // `@%p ret` -> `@!%p bra skip; <exit snippets>; skip: @%p ret`
-      skip = newLabel("$__pr_skip_");
+      skip = newLabel("skip_");
       pb.inst("bra")
           .guard(*exit.getGuard(), !exit.getGuardNegated())
           .create({pb.labelRef(skip)});
@@ -211,18 +211,18 @@ LogicalResult ProbeLowering::lowerExits(EntryOp entry) {
   return success();
 }
 
-/// The exit function's parameter for probe register `%__pr_NAME`: NAME.
-static std::string argName(StringRef reg) {
-  reg.consume_front("%__pr_");
+/// The exit function's parameter for probe register `%PREFIXNAME`: NAME.
+static std::string argName(const ProbeNames &names, StringRef reg) {
+  reg.consume_front(names.reg(""));
   return reg.str();
 }
 
 void ProbeLowering::buildExitFunction(EntryOp entry) {
   MLIRContext *ctx = entry.getContext();
   auto module = entry->getParentOfType<PTXModuleOp>();
-  exitFunction = ("__pr_exit_" + entry.getSymName()).str();
+  exitFunction = names.name("exit_" + entry.getSymName());
   for (unsigned n = 1; SymbolTable::lookupSymbolIn(module, exitFunction); ++n)
-    exitFunction = ("__pr_exit_" + entry.getSymName() + "_" + Twine(n)).str();
+    exitFunction = names.name("exit_" + entry.getSymName() + "_" + Twine(n));
   // Parameters: each map's buffer under the kernel's parameter name (the
   // slot code reads it as at a kernel's exit), then the registers.
   SmallVector<Attribute> params;
@@ -235,7 +235,7 @@ void ProbeLowering::buildExitFunction(EntryOp entry) {
     if (!map.zeroRecords)
       param(".b64", map.param);
   for (const auto &[reg, type] : exitArgs)
-    param(type, "__pr_in_" + argName(reg));
+    param(type, names.name("in_" + argName(names, reg)));
   OpBuilder builder(ctx);
   builder.setInsertionPoint(entry);
   Location loc = entry.getLoc();
@@ -252,7 +252,8 @@ void ProbeLowering::buildExitFunction(EntryOp entry) {
     for (const auto &[reg, type] : exitArgs)
       pb.inst("ld")
           .mods({"param", StringRef(type).drop_front()})
-          .create({pb.reg(reg), pb.addr("__pr_in_" + argName(reg))});
+          .create(
+              {pb.reg(reg), pb.addr(names.name("in_" + argName(names, reg)))});
     for (InstOp constant : exitConstants)
       builder.clone(*constant);
     // The exit code --probe-insert put at every exit.
@@ -276,7 +277,7 @@ void ProbeLowering::emitExitCall(OpBuilder &builder, Location loc,
   for (const MapLayout &map : maps) {
     if (map.zeroRecords)
       continue;
-    std::string arg = "__pr_buf_" + map.spec->name;
+    std::string arg = names.name("buf_" + map.spec->name);
     declareVariable(builder, loc, ".param", ".b64", arg);
     pb.inst("ld").mod("param").u(64).create(
         {pb.reg(map.addr), pb.addr(map.param)});
@@ -284,7 +285,7 @@ void ProbeLowering::emitExitCall(OpBuilder &builder, Location loc,
     args.push_back(pb.sym(arg));
   }
   for (const auto &[reg, type] : exitArgs) {
-    std::string arg = "__pr_arg_" + argName(reg);
+    std::string arg = names.name("arg_" + argName(names, reg));
     declareVariable(builder, loc, ".param", type, arg);
     pb.inst("st")
         .mods({"param", StringRef(type).drop_front()})

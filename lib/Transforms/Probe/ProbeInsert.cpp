@@ -78,7 +78,10 @@ LogicalResult ProbeInserter::insert(EntryOp entry,
   FailureOr<FusedParts> parts = getFusedParts(entry);
   if (failed(parts))
     return failure();
-  FailureOr<std::vector<MapLayout>> maps = layoutMaps(entry, probes, *parts);
+  std::optional<ProbePlan> plan = getProbePlan(entry);
+  ProbeNames names = plan ? ProbeNames(plan->prefix) : ProbeNames();
+  FailureOr<std::vector<MapLayout>> maps =
+      layoutMaps(entry, probes, *parts, names);
   if (failed(maps))
     return failure();
   // The kernel's own instructions, before any probe code goes in.
@@ -105,18 +108,19 @@ LogicalResult ProbeInserter::insert(EntryOp entry,
     for (const CheckedProbe &probe : probes)
       for (const TypedName &reg : probe.spec.registers)
         pb.reg("." + reg.type, probe.registers.lookup(reg.name).first);
+    std::string part = names.reg("part");
     if (!parts->scopes.empty())
-      pb.reg(".b32", "%__pr_part");
+      pb.reg(".b32", part);
     if (!parts->scopes.empty()) {
       // No part until a thread enters one (thread split: threads beyond
       // every part's; records at kernel entry).
-      pb.inst("mov").u(32).create({pb.reg("%__pr_part"), -1});
+      pb.inst("mov").u(32).create({pb.reg(part), -1});
       for (auto [index, scope] : llvm::enumerate(parts->scopes)) {
         OpBuilder partBuilder = OpBuilder::atBlockBegin(scope.getBodyBlock());
         ProbeOpInsertion partProbe(partBuilder, scope.getLoc(),
                                    "part " + std::to_string(index));
         PTXBuilder partPb(partBuilder, scope.getLoc());
-        partPb.inst("mov").u(32).create({partPb.reg("%__pr_part"), index});
+        partPb.inst("mov").u(32).create({partPb.reg(part), index});
       }
     }
     insertPoint(builder, probes, PointKind::KernelEntry);
@@ -170,7 +174,7 @@ LogicalResult ProbeInserter::insert(EntryOp entry,
         // A guarded instruction: its snippet runs when the guard holds.
         std::string skip;
         if (inst.getGuard()) {
-          skip = "$__pr_skip_" + std::to_string(labelCounter++);
+          skip = names.label("skip_" + Twine(labelCounter++));
           pb.inst("bra")
               .guard(*inst.getGuard(), !inst.getGuardNegated())
               .create({pb.labelRef(skip)});
@@ -239,13 +243,13 @@ LogicalResult ProbeInserter::insert(EntryOp entry,
 
 FailureOr<ArrayRef<CheckedProbe>> ProbeCache::get(const ProbePlan &plan,
                                                   MLIRContext *ctx) {
-  auto key = std::make_pair(
+  auto key = std::make_tuple(
       std::vector<std::string>(plan.specs.begin(), plan.specs.end()),
-      plan.carryLocal);
+      plan.carryLocal, plan.prefix);
   auto it = probes.find(key);
   if (it == probes.end()) {
-    FailureOr<std::vector<CheckedProbe>> loaded =
-        loadProbes(key.first, plan.carryLocal, ctx);
+    FailureOr<std::vector<CheckedProbe>> loaded = loadProbes(
+        std::get<0>(key), plan.carryLocal, ProbeNames(plan.prefix), ctx);
     if (failed(loaded))
       return failure();
     it = probes

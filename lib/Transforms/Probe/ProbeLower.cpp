@@ -46,17 +46,17 @@ using namespace gpuopt::probe;
 static constexpr int64_t kRoundUp = kBufferPartAlign - 1;
 static constexpr int64_t kRoundMask = -int64_t(kBufferPartAlign);
 
-std::string ProbeLowering::newLabel(StringRef prefix) {
-  return (prefix + Twine(labelCounter++)).str();
+std::string ProbeLowering::newLabel(StringRef stem) {
+  return names.label(stem + Twine(labelCounter++));
 }
 
 ArrayAttr ProbeLowering::getBufferNames(bool exitFunctionParams) {
   MLIRContext *ctx = probes.front().spec.loc.getContext();
-  SmallVector<Attribute> names;
+  SmallVector<Attribute> buffers;
   for (const MapLayout &map : maps)
     if (!exitFunctionParams || !map.zeroRecords)
-      names.push_back(StringAttr::get(ctx, map.param));
-  return ArrayAttr::get(ctx, names);
+      buffers.push_back(StringAttr::get(ctx, map.param));
+  return ArrayAttr::get(ctx, buffers);
 }
 
 void ProbeLowering::lowerSave(PTXBuilder &pb, const SaveView &save) {
@@ -67,7 +67,7 @@ void ProbeLowering::lowerSave(PTXBuilder &pb, const SaveView &save) {
   // `@%p save.m ...`: the save's stores (and count) only when %p holds.
   std::string skip;
   if (save.guard) {
-    skip = newLabel("$__pr_skip_");
+    skip = newLabel("skip_");
     pb.inst("bra")
         .guard(save.guard, !save.guardNegated)
         .create({pb.labelRef(skip)});
@@ -128,8 +128,8 @@ void ProbeLowering::lowerEntry(ProbeOp op) {
     if (map.spec->level != Level::Thread)
       pb.inst("selp").b(64).create(
           {pb.reg(map.addr), pb.reg(map.addr), 0,
-           pb.reg(map.spec->level == Level::Warp ? "%__pr_lead_warp"
-                                                 : "%__pr_lead_block")});
+           pb.reg(map.spec->level == Level::Warp ? names.reg("lead_warp")
+                                                 : names.reg("lead_block"))});
     pb.inst("st").mod("local").u(64).create(
         {pb.addr(map.local), pb.reg(map.addr)});
   }
@@ -183,24 +183,25 @@ void ProbeLowering::lowerInstructionProbe(ProbeOp op, InstOp inst, size_t site,
       auto negated = dyn_cast<NotAttr>(ignoreSrc);
       Attribute pred = negated ? negated.getOperand() : ignoreSrc;
       Attribute zero = pb.imm(0);
-      pb.inst("selp").u(32).create({pb.reg("%__pr_w32"), negated ? bytes : zero,
+      pb.inst("selp").u(32).create({pb.reg(names.reg("w32")),
+                                    negated ? bytes : zero,
                                     negated ? zero : bytes, pred});
       pb.inst("cvt").u(64).u(32).create(
-          {pb.reg("%__pr_w"), pb.reg("%__pr_w32")});
-      bytes = RegisterAttr::get(ctx, "%__pr_w");
-      bytes32 = RegisterAttr::get(ctx, "%__pr_w32");
+          {pb.reg(names.reg("w")), pb.reg(names.reg("w32"))});
+      bytes = RegisterAttr::get(ctx, names.reg("w"));
+      bytes32 = RegisterAttr::get(ctx, names.reg("w32"));
     } else if (auto reg = dyn_cast_or_null<RegisterAttr>(bytes)) {
-      pb.inst("mov").b(32).create({pb.reg("%__pr_w32"), reg});
-      pb.inst("cvt").u(64).u(32).create({pb.reg("%__pr_w"), reg});
-      bytes = RegisterAttr::get(ctx, "%__pr_w");
-      bytes32 = RegisterAttr::get(ctx, "%__pr_w32");
+      pb.inst("mov").b(32).create({pb.reg(names.reg("w32")), reg});
+      pb.inst("cvt").u(64).u(32).create({pb.reg(names.reg("w")), reg});
+      bytes = RegisterAttr::get(ctx, names.reg("w"));
+      bytes32 = RegisterAttr::get(ctx, names.reg("w32"));
     }
     if (address) {
       // The effective address: base register, symbol or integer, plus
       // the offset, in a 64-bit probe register.
       int64_t offset = address.getOffset();
       Attribute base = address.getBase();
-      RegisterAttr a = pb.reg("%__pr_a");
+      RegisterAttr a = pb.reg(names.reg("a"));
       if (auto reg = dyn_cast<RegisterAttr>(base)) {
         pb.inst("add").s(64).create({a, reg, offset});
       } else if (auto sym = dyn_cast<FlatSymbolRefAttr>(base)) {
@@ -210,7 +211,7 @@ void ProbeLowering::lowerInstructionProbe(ProbeOp op, InstOp inst, size_t site,
         auto imm = cast<IntImmAttr>(base);
         pb.inst("mov").u(64).create({a, imm.getValue() + offset});
       }
-      addr = RegisterAttr::get(ctx, "%__pr_a");
+      addr = RegisterAttr::get(ctx, names.reg("a"));
     }
   }
   inExit = false;
@@ -255,8 +256,8 @@ void ProbeLowering::lowerInstructionProbe(ProbeOp op, InstOp inst, size_t site,
           name = label.getName();
         else if (auto sym = dyn_cast<FlatSymbolRefAttr>(leaf))
           name = sym.getValue();
-        if (name.starts_with("$__pr_") && !labels.count(name))
-          labels[name] = newLabel("$__pr_skip_");
+        if (name.starts_with(names.label("")) && !labels.count(name))
+          labels[name] = newLabel("skip_");
       });
     }
     // A 64-bit instruction takes the 64-bit copy of a register size.
@@ -305,8 +306,9 @@ void ProbeLowering::lowerExitPoint(ProbeOp op, ArrayRef<Operation *> snippet) {
       continue;
     InstBuilder store = pb.inst("st");
     if (map.spec->level != Level::Thread)
-      store.guard(pb.reg(map.spec->level == Level::Warp ? "%__pr_lead_warp"
-                                                        : "%__pr_lead_block"));
+      store.guard(pb.reg(map.spec->level == Level::Warp
+                             ? names.reg("lead_warp")
+                             : names.reg("lead_block")));
     store.mod("global").u(32).create(
         {pb.addr(pb.reg(map.countAddr)), pb.reg(map.count)});
   }
@@ -323,7 +325,10 @@ LogicalResult ProbeLowering::lower(EntryOp entry, ArrayRef<CheckedProbe> probes,
   FailureOr<FusedParts> parts = getFusedParts(entry);
   if (failed(parts))
     return failure();
-  FailureOr<std::vector<MapLayout>> layout = layoutMaps(entry, probes, *parts);
+  std::optional<ProbePlan> plan = getProbePlan(entry);
+  names = plan ? ProbeNames(plan->prefix) : ProbeNames();
+  FailureOr<std::vector<MapLayout>> layout =
+      layoutMaps(entry, probes, *parts, names);
   if (failed(layout))
     return failure();
   maps = std::move(*layout);
@@ -360,7 +365,7 @@ LogicalResult ProbeLowering::lower(EntryOp entry, ArrayRef<CheckedProbe> probes,
       auto inst = dyn_cast<InstOp>(op);
       if (inst && !inst.getPtxOperands().empty())
         if (auto reg = dyn_cast<RegisterAttr>(inst.getPtxOperands()[0]);
-            reg && reg.getName() == "%__pr_part")
+            reg && reg.getName() == names.reg("part"))
           continue;
       entrySnippet.push_back(op);
     }
@@ -410,8 +415,8 @@ void ProbeLowering::emitSave(PTXBuilder &pb, const SaveView &save) {
   SmallVector<Attribute> values(save.values.begin(), save.values.end());
   RegisterAttr lead;
   if (map->spec->level != Level::Thread)
-    lead = pb.reg(map->spec->level == Level::Warp ? "%__pr_lead_warp"
-                                                  : "%__pr_lead_block");
+    lead = pb.reg(map->spec->level == Level::Warp ? names.reg("lead_warp")
+                                                  : names.reg("lead_block"));
   if (map->isStatic) {
     // A fixed record: stores by the slot's writer, nothing to count.
     int64_t base = map->nextRecord++ * map->recordBytes;
@@ -424,7 +429,7 @@ void ProbeLowering::emitSave(PTXBuilder &pb, const SaveView &save) {
   }
   // ok: this thread writes the slot and the slot has room; over: it would
   // write, but the slot is full.
-  RegisterAttr ok = pb.reg("%__pr_ok"), over = pb.reg("%__pr_over");
+  RegisterAttr ok = pb.reg(names.reg("ok")), over = pb.reg(names.reg("over"));
   RegisterAttr count = pb.reg(map->count);
   Attribute cap = map->dynamic ? Attribute(pb.reg(map->capReg))
                                : Attribute(pb.imm(map->spec->capacity));
@@ -457,8 +462,9 @@ void ProbeLowering::emitRecordStores(PTXBuilder &pb, const MapLayout &map,
     sizes.push_back(getTypeBytes(field.type));
   if (map.partField) {
     if (map.partIsWholeBlock)
-      pb.inst("mov").u(32).create({pb.reg("%__pr_w32"), -1});
-    regs.push_back(pb.reg(map.partIsWholeBlock ? "%__pr_w32" : "%__pr_part"));
+      pb.inst("mov").u(32).create({pb.reg(names.reg("w32")), -1});
+    regs.push_back(
+        pb.reg(map.partIsWholeBlock ? names.reg("w32") : names.reg("part")));
     sizes.push_back(4);
   }
   // Every record starts at a multiple of the largest power of two dividing
@@ -516,25 +522,24 @@ void ProbeLowering::declareRegisters(PTXBuilder &pb) {
     for (const auto &[reg, var, type] : probe.carried)
       declareVariable(builder, loc, ".local", "." + type, var);
   }
-  for (StringRef name :
-       {"%__pr_t0", "%__pr_t1", "%__pr_t2", "%__pr_n0", "%__pr_n1", "%__pr_n2"})
-    pb.reg(".b32", name);
-  pb.reg(".b32", "%__pr_lin");
-  pb.reg(".b32", "%__pr_units");
-  pb.reg(".b64", "%__pr_blk");
-  pb.reg(".b64", "%__pr_nblk");
-  pb.reg(".b64", "%__pr_w");
-  pb.reg(".b32", "%__pr_w32");
-  pb.reg(".b64", "%__pr_a");
-  pb.reg(".b64", "%__pr_x");
-  pb.reg(".b64", "%__pr_slot");
-  pb.reg(".b64", "%__pr_off");
+  for (StringRef stem : {"t0", "t1", "t2", "n0", "n1", "n2"})
+    pb.reg(".b32", names.reg(stem));
+  pb.reg(".b32", names.reg("lin"));
+  pb.reg(".b32", names.reg("units"));
+  pb.reg(".b64", names.reg("blk"));
+  pb.reg(".b64", names.reg("nblk"));
+  pb.reg(".b64", names.reg("w"));
+  pb.reg(".b32", names.reg("w32"));
+  pb.reg(".b64", names.reg("a"));
+  pb.reg(".b64", names.reg("x"));
+  pb.reg(".b64", names.reg("slot"));
+  pb.reg(".b64", names.reg("off"));
   if (hasParts)
-    pb.reg(".b32", "%__pr_part");
-  pb.reg(".pred", "%__pr_lead_warp");
-  pb.reg(".pred", "%__pr_lead_block");
-  pb.reg(".pred", "%__pr_ok");
-  pb.reg(".pred", "%__pr_over");
+    pb.reg(".b32", names.reg("part"));
+  pb.reg(".pred", names.reg("lead_warp"));
+  pb.reg(".pred", names.reg("lead_block"));
+  pb.reg(".pred", names.reg("ok"));
+  pb.reg(".pred", names.reg("over"));
   for (const MapLayout &map : maps) {
     if (map.carried) {
       declareVariable(builder, loc, ".local", ".u64", map.local);
@@ -569,7 +574,7 @@ void ProbeLowering::reloadSlots(PTXBuilder &pb) {
            m.spec->level == maps.front().spec->level;
   });
   if (!carried.empty() && allLeaders && carried.size() == maps.size()) {
-    exitSkipLabel = newLabel("$__pr_done_");
+    exitSkipLabel = newLabel("done_");
     pb.inst("bra")
         .guard(pb.reg(carried.front()->has), /*negated=*/true)
         .create({pb.labelRef(exitSkipLabel)});
@@ -590,8 +595,8 @@ void ProbeLowering::skipNonWritersAtExit(PTXBuilder &pb) {
     return;
   // Hardware forms warps from consecutive linear thread indices, so
   // %laneid is the linear index modulo 32.
-  RegisterAttr t0 = pb.reg("%__pr_t0"), t1 = pb.reg("%__pr_t1"),
-               t2 = pb.reg("%__pr_t2"), ok = pb.reg("%__pr_ok");
+  RegisterAttr t0 = pb.reg(names.reg("t0")), t1 = pb.reg(names.reg("t1")),
+               t2 = pb.reg(names.reg("t2")), ok = pb.reg(names.reg("ok"));
   if (maps.front().spec->level == Level::Warp) {
     pb.inst("mov").u(32).create({t0, pb.sreg("%laneid")});
   } else {
@@ -602,7 +607,7 @@ void ProbeLowering::skipNonWritersAtExit(PTXBuilder &pb) {
     pb.inst("or").b(32).create({t0, t0, t2});
   }
   pb.inst("setp").mod("ne").u(32).create({ok, t0, 0});
-  exitSkipLabel = newLabel("$__pr_done_");
+  exitSkipLabel = newLabel("done_");
   pb.inst("bra").guard(ok).create({pb.labelRef(exitSkipLabel)});
 }
 
@@ -615,12 +620,13 @@ void ProbeLowering::emitSlots(PTXBuilder &pb, bool exitMaps) {
     return;
   bool needBlocks =
       llvm::any_of(chosen, [](MapLayout *m) { return !m->isStatic; });
-  RegisterAttr t0 = pb.reg("%__pr_t0"), t1 = pb.reg("%__pr_t1"),
-               t2 = pb.reg("%__pr_t2"), n0 = pb.reg("%__pr_n0"),
-               n1 = pb.reg("%__pr_n1"), n2 = pb.reg("%__pr_n2"),
-               lin = pb.reg("%__pr_lin"), units = pb.reg("%__pr_units"),
-               blk = pb.reg("%__pr_blk"), nblk = pb.reg("%__pr_nblk"),
-               w = pb.reg("%__pr_w"), slot = pb.reg("%__pr_slot");
+  RegisterAttr t0 = pb.reg(names.reg("t0")), t1 = pb.reg(names.reg("t1")),
+               t2 = pb.reg(names.reg("t2")), n0 = pb.reg(names.reg("n0")),
+               n1 = pb.reg(names.reg("n1")), n2 = pb.reg(names.reg("n2")),
+               lin = pb.reg(names.reg("lin")),
+               units = pb.reg(names.reg("units")),
+               blk = pb.reg(names.reg("blk")), nblk = pb.reg(names.reg("nblk")),
+               w = pb.reg(names.reg("w")), slot = pb.reg(names.reg("slot"));
   auto mov32 = [&](RegisterAttr dst, Attribute src) {
     pb.inst("mov").u(32).create({dst, src});
   };
@@ -638,8 +644,10 @@ void ProbeLowering::emitSlots(PTXBuilder &pb, bool exitMaps) {
   // Writers: lane 0 of each warp (of the linear index, as the host counts
   // warps), thread 0 of the block.
   pb.inst("and").b(32).create({t0, lin, 31});
-  pb.inst("setp").mod("eq").u(32).create({pb.reg("%__pr_lead_warp"), t0, 0});
-  pb.inst("setp").mod("eq").u(32).create({pb.reg("%__pr_lead_block"), lin, 0});
+  pb.inst("setp").mod("eq").u(32).create(
+      {pb.reg(names.reg("lead_warp")), t0, 0});
+  pb.inst("setp").mod("eq").u(32).create(
+      {pb.reg(names.reg("lead_block")), lin, 0});
   // %__pr_n2: threads per block. Linear block index (x fastest):
   // (z * ny + y) fits 32 bits (ny, z, y < 65536), times nx plus x in 64.
   mov32(t0, pb.sreg("%ctaid.x"));
@@ -706,10 +714,10 @@ void ProbeLowering::emitDynamicSlot(PTXBuilder &pb, const MapLayout &map) {
   // The capacity is the runtime's; the buffer holds the records, then a u32
   // count per slot, then the overflow counter, each at a multiple of
   // kBufferPartAlign.
-  RegisterAttr units = pb.reg("%__pr_units"), t1 = pb.reg("%__pr_t1"),
-               blk = pb.reg("%__pr_blk"), nblk = pb.reg("%__pr_nblk"),
-               w = pb.reg("%__pr_w"), x = pb.reg("%__pr_x"),
-               slot = pb.reg("%__pr_slot"), off = pb.reg("%__pr_off"),
+  RegisterAttr units = pb.reg(names.reg("units")), t1 = pb.reg(names.reg("t1")),
+               blk = pb.reg(names.reg("blk")), nblk = pb.reg(names.reg("nblk")),
+               w = pb.reg(names.reg("w")), x = pb.reg(names.reg("x")),
+               slot = pb.reg(names.reg("slot")), off = pb.reg(names.reg("off")),
                addr = pb.reg(map.addr), capReg = pb.reg(map.capReg),
                countAddr = pb.reg(map.countAddr),
                overflow = pb.reg(map.overflow);

@@ -36,8 +36,8 @@ public:
   llvm::StringRef getExitFunction() const { return exitFunction; }
 
 private:
-  /// A fresh label `PREFIX<n>`.
-  std::string newLabel(llvm::StringRef prefix);
+  /// A fresh label `$<probe prefix>STEM<n>`.
+  std::string newLabel(llvm::StringRef stem);
 
   // Points (ProbeLower.cpp).
   void lowerEntry(ptx::ProbeOp op);
@@ -94,7 +94,8 @@ private:
   /// `mov r, imm` at entry (no instruction point that matched writes it),
   /// with that instruction.
   llvm::StringMap<ptx::InstOp> findEntryConstants();
-  /// `.func __pr_exit_<kernel>` before the kernel: the exit code.
+  /// `.func __pr_exit_<kernel>` (under the kernel's probe prefix) before the
+  /// kernel: the exit code.
   void buildExitFunction(ptx::EntryOp entry);
   /// The call of the exit function at the builder, under `guard`.
   void emitExitCall(mlir::OpBuilder &builder, mlir::Location loc,
@@ -105,6 +106,8 @@ private:
                       bool fallsOffEnd);
 
   llvm::ArrayRef<CheckedProbe> probes;
+  /// The kernel's probe names (its plan's prefix).
+  ProbeNames names;
   bool allowExitFunction = true;
   std::vector<MapLayout> maps;
   unsigned labelCounter = 0;

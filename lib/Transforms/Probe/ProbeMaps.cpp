@@ -36,7 +36,7 @@ FailureOr<FusedParts> probe::getFusedParts(EntryOp entry) {
 
 FailureOr<std::vector<MapLayout>>
 probe::layoutMaps(EntryOp entry, ArrayRef<CheckedProbe> probes,
-                  const FusedParts &parts) {
+                  const FusedParts &parts, const ProbeNames &names) {
   std::vector<MapLayout> maps;
   for (const CheckedProbe &probe : probes)
     for (const MapSpec &spec : probe.spec.maps) {
@@ -48,7 +48,7 @@ probe::layoutMaps(EntryOp entry, ArrayRef<CheckedProbe> probes,
       MapLayout &map = maps.emplace_back();
       map.spec = &spec;
       map.probeName = probe.spec.name;
-      map.param = "__probe_" + spec.name;
+      map.param = names.buffer(spec.name);
       map.partField = !parts.scopes.empty();
       map.partIsWholeBlock = parts.threadSplit && spec.level == Level::Block;
       if (map.partField)
@@ -80,14 +80,14 @@ probe::layoutMaps(EntryOp entry, ArrayRef<CheckedProbe> probes,
           map.isStatic && map.exitSaves > 0 && !probe.spec.carryInRegisters;
       map.atExit = map.isStatic && map.entrySaves == 0 && map.exitSaves > 0 &&
                    probe.spec.carryInRegisters;
-      map.local = "__pr_local_addr_" + spec.name;
-      map.has = "%__pr_has_" + spec.name;
-      map.addr = "%__pr_addr_" + spec.name;
-      map.count = "%__pr_count_" + spec.name;
-      map.overflow = "%__pr_overflow_" + spec.name;
-      map.capParam = "__probe_" + spec.name + "_capacity";
-      map.capReg = "%__pr_cap_" + spec.name;
-      map.countAddr = "%__pr_counts_" + spec.name;
+      map.local = names.name("local_addr_" + spec.name);
+      map.has = names.reg("has_" + spec.name);
+      map.addr = names.reg("addr_" + spec.name);
+      map.count = names.reg("count_" + spec.name);
+      map.overflow = names.reg("overflow_" + spec.name);
+      map.capParam = names.buffer(spec.name + "_capacity");
+      map.capReg = names.reg("cap_" + spec.name);
+      map.countAddr = names.reg("counts_" + spec.name);
     }
   return maps;
 }
@@ -141,6 +141,7 @@ std::optional<ProbePlan> probe::getProbePlan(EntryOp entry) {
   plan.inlineExits = attr.getInlineExits();
   plan.params = attr.getParams();
   plan.exitFunction = attr.getExitFunction().str();
+  plan.prefix = attr.getPrefix().str();
   if (PtxasResourcesAttr before = attr.getPtxasBefore()) {
     KernelResources resources;
     resources.kernel = entry.getSymName().str();
@@ -166,9 +167,10 @@ void probe::setProbePlan(EntryOp entry, const ProbePlan &plan) {
         ctx, plan.before->registers, plan.before->sharedBytes,
         plan.before->localBytes, plan.before->spillStores,
         plan.before->spillLoads);
-  setProbePlanAttr(entry, ProbePlanAttr::get(ctx, specs, plan.carryLocal,
-                                             plan.inlineExits, plan.params,
-                                             plan.exitFunction, before));
+  setProbePlanAttr(entry,
+                   ProbePlanAttr::get(ctx, specs, plan.carryLocal,
+                                      plan.inlineExits, plan.params,
+                                      plan.exitFunction, plan.prefix, before));
 }
 
 void probe::removeProbePlan(EntryOp entry) { removeProbePlanAttr(entry); }

@@ -3,11 +3,13 @@
 // `--probe-plan`: reads and checks the probe specs, chooses the kernels
 // (`kernels=`, else every `.entry` with a body), checks that each can be
 // probed (a fused kernel's parts are known; it is not probed already),
-// warns about instruction points of a spec file that match nothing, lays
-// out each map's records and adds its buffer parameter, and records the
-// decisions on the kernel: `gpuopt.probes` (the manifest's `probes`) and
-// `gpuopt.probe_plan` (the specs, and, for keep-occupancy, what ptxas
-// reports for the kernel before probing, which only this pass can ask).
+// warns about instruction points of a spec file that match nothing, chooses
+// the prefix of the names the probes add to each kernel (one none of its
+// names starts with), lays out each map's records and adds its buffer
+// parameter, and records the decisions on the kernel: `gpuopt.probes` (the
+// manifest's `probes`) and `gpuopt.probe_plan` (the specs, the prefix, and,
+// for keep-occupancy, what ptxas reports for the kernel before probing,
+// which only this pass can ask).
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +19,7 @@
 #include "gpuopt/Transforms/Passes.h"
 #include "gpuopt/Transforms/Probe/ProbeAccess.h"
 #include "gpuopt/Transforms/Probe/ProbeSteps.h"
+#include "ptx/IR/PTXNamespace.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/STLExtras.h"
@@ -41,16 +44,12 @@ LogicalResult probe::planKernel(EntryOp entry, ArrayRef<CheckedProbe> probes,
   FailureOr<FusedParts> parts = getFusedParts(entry);
   if (failed(parts))
     return failure();
-  entry.walk([&](RegOp reg) {
-    if (reg.getName().starts_with("%__pr_"))
-      reg.emitWarning() << "register names starting with %__pr_ are the "
-                           "probes'; this one may clash";
-  });
   if (isProbed(entry))
     return entry.emitError() << "kernel '" << entry.getSymName()
                              << "' is probed already: give every probe to "
                                 "one --probe (--probe=a,b)";
-  FailureOr<std::vector<MapLayout>> maps = layoutMaps(entry, probes, *parts);
+  FailureOr<std::vector<MapLayout>> maps =
+      layoutMaps(entry, probes, *parts, ProbeNames(plan.prefix));
   if (failed(maps))
     return failure();
   plan.params = entry.getParams().size();
@@ -118,6 +117,36 @@ static void warnUnmatchedPoints(ArrayRef<EntryOp> entries,
               "all of its modifiers; check their spelling, or probe only the "
               "kernels that have such instructions (kernels=)";
     }
+  }
+}
+
+/// The prefix of the probes' names in `entry` (ProbeNames): `__pr_` when no
+/// name of the kernel (nested scopes included) or of its module (globals,
+/// functions: the exit function is the module's) starts with it or with
+/// `__probe_` (the buffer parameters' names under it), bare or after `%` or
+/// `$`; else the first of `__pr1_`, `__pr2_`, ... that none starts with.
+static std::string chooseNamePrefix(EntryOp entry) {
+  PTXNamespace names(entry);
+  if (auto module = entry->getParentOfType<PTXModuleOp>())
+    for (Operation &op : *module.getBodyBlock()) {
+      if (isa<EntryOp, FuncOp>(op))
+        names.add(SymbolTable::getSymbolName(&op).getValue());
+      else
+        names.add(&op);
+    }
+  auto taken = [&](StringRef prefix) {
+    return llvm::any_of(ArrayRef<StringRef>{"", "%", "$"},
+                        [&](StringRef sigil) {
+                          return names.containsPrefix((sigil + prefix).str());
+                        });
+  };
+  if (!taken(kDefaultProbePrefix) && !taken(ProbeNames().buffer("")))
+    return kDefaultProbePrefix.str();
+  StringRef stem = StringRef(kDefaultProbePrefix).drop_back();
+  for (unsigned n = 1;; ++n) {
+    std::string prefix = (stem + Twine(n) + "_").str();
+    if (!taken(prefix))
+      return prefix;
   }
 }
 
@@ -209,7 +238,7 @@ struct ProbePlanPass : public gpuopt::impl::ProbePlanBase<ProbePlanPass> {
       return signalPassFailure();
     }
     FailureOr<std::vector<CheckedProbe>> probes =
-        loadProbes(specs, /*carryLocal=*/false, ctx);
+        loadProbes(specs, /*carryLocal=*/false, ProbeNames(), ctx);
     if (failed(probes))
       return signalPassFailure();
     FailureOr<SmallVector<EntryOp>> selected = selectKernels();
@@ -254,6 +283,7 @@ struct ProbePlanPass : public gpuopt::impl::ProbePlanBase<ProbePlanPass> {
     for (EntryOp entry : entries) {
       ProbePlan plan;
       plan.specs.assign(specs.begin(), specs.end());
+      plan.prefix = chooseNamePrefix(entry);
       if (keepOccupancy) {
         plan.before =
             resourcesBefore.lookup(entry->getParentOfType<PTXModuleOp>())

@@ -34,7 +34,8 @@ constexpr NamedOperandSpelling kNamedOperands[] = {{"{bytes}", "bytes", kBytes},
 
 /// Parses each snippet line by line into instructions, with the location of
 /// each in the spec file, and checks what it may touch.
-FailureOr<CheckedProbe> probe::checkProbe(ProbeSpec spec, MLIRContext *ctx) {
+FailureOr<CheckedProbe>
+probe::checkProbe(ProbeSpec spec, const ProbeNames &names, MLIRContext *ctx) {
   CheckedProbe probe{std::move(spec), {}, {}, {}, {}};
   const ProbeSpec &s = probe.spec;
   for (const TypedName &reg : s.registers) {
@@ -43,8 +44,7 @@ FailureOr<CheckedProbe> probe::checkProbe(ProbeSpec spec, MLIRContext *ctx) {
       return emitError(reg.loc) << "register '" << reg.name
                                 << "' would shadow the special register %"
                                 << reg.name << ": choose another name";
-    probe.registers[reg.name] = {("%__pr_" + s.name + "_" + reg.name),
-                                 reg.type};
+    probe.registers[reg.name] = {names.reg(s.name + "_" + reg.name), reg.type};
   }
   for (const PointSpec &point : s.points) {
     SmallVector<SnippetInst> &insts = probe.points.emplace_back();
@@ -177,7 +177,7 @@ FailureOr<CheckedProbe> probe::checkProbe(ProbeSpec spec, MLIRContext *ctx) {
       if (reg.type != "pred" && setAtEntry.contains(reg.name) &&
           readAtExit.contains(reg.name))
         probe.carried.push_back({probe.registers[reg.name].first,
-                                 "__pr_local_" + s.name + "_" + reg.name,
+                                 names.name("local_" + s.name + "_" + reg.name),
                                  reg.type});
   }
   return probe;
@@ -200,7 +200,7 @@ Attribute CheckedProbe::rename(Attribute operand) const {
 
 FailureOr<std::vector<CheckedProbe>>
 probe::loadProbes(ArrayRef<std::string> specs, bool carryLocal,
-                  MLIRContext *ctx) {
+                  const ProbeNames &names, MLIRContext *ctx) {
   std::vector<CheckedProbe> probes;
   for (const std::string &name : specs) {
     FailureOr<ProbeSpec> spec = loadProbeSpec(name, ctx);
@@ -208,7 +208,7 @@ probe::loadProbes(ArrayRef<std::string> specs, bool carryLocal,
       return failure();
     if (carryLocal)
       spec->carryInRegisters = false;
-    FailureOr<CheckedProbe> probe = checkProbe(std::move(*spec), ctx);
+    FailureOr<CheckedProbe> probe = checkProbe(std::move(*spec), names, ctx);
     if (failed(probe))
       return failure();
     probes.push_back(std::move(*probe));

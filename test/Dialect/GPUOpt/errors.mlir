@@ -332,6 +332,22 @@ module attributes {gpuopt.fusion_plan = 1} {
 
 // -----
 
+// The probes' names are the prefix and a stem, bare or after `%` or `$`.
+// expected-error @+1 {{'prefix' must start a PTX identifier (a letter or '_', then letters, digits, '_' or '$'), got ''}}
+"test.op"() {a = #gpuopt.probe_plan<specs = ["block_sched"], params = 0, prefix = "">} : () -> ()
+
+// -----
+
+// expected-error @+1 {{'prefix' must start a PTX identifier (a letter or '_', then letters, digits, '_' or '$'), got '1pr_'}}
+"test.op"() {a = #gpuopt.probe_plan<specs = ["block_sched"], params = 0, prefix = "1pr_">} : () -> ()
+
+// -----
+
+// expected-error @+1 {{'prefix' must start a PTX identifier (a letter or '_', then letters, digits, '_' or '$'), got '__pr.'}}
+"test.op"() {a = #gpuopt.probe_plan<specs = ["block_sched"], params = 0, prefix = "__pr.">} : () -> ()
+
+// -----
+
 // expected-error @+2 {{expected true or false}}
 // expected-error @+1 {{failed to parse GPUOpt_ProbePlanAttr parameter 'carry_local'}}
 "test.op"() {a = #gpuopt.probe_plan<specs = ["block_sched"], carry_local = 1, params = 0>} : () -> ()

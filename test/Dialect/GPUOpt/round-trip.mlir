@@ -33,8 +33,8 @@ module attributes {gpuopt.hfuse = #gpuopt.hfuse_plan<name = "ka_kb_fused", strat
   }
 
   ptx.module @g version "8.7" target ["sm_90a"] address_size 64 {
-    // CHECK: ptx.entry ".visible .entry planned(.param .u64 x)" attributes {gpuopt.probe_plan = #gpuopt.probe_plan<specs = ["block_sched", "probes/mem.yaml"], carry_local = true, inline_exits = true, params = 1, exit_function = "__pr_exit_planned", ptxas_before = <registers = 32, shared_bytes = 1024, local_bytes = 8, spill_stores = 4, spill_loads = 4>>}
-    ptx.entry ".visible .entry planned(.param .u64 x)" attributes {gpuopt.probe_plan = #gpuopt.probe_plan<specs = ["block_sched", "probes/mem.yaml"], carry_local = true, inline_exits = true, params = 1, exit_function = "__pr_exit_planned", ptxas_before = <registers = 32, shared_bytes = 1024, local_bytes = 8, spill_stores = 4, spill_loads = 4>>} {
+    // CHECK: ptx.entry ".visible .entry planned(.param .u64 x)" attributes {gpuopt.probe_plan = #gpuopt.probe_plan<specs = ["block_sched", "probes/mem.yaml"], carry_local = true, inline_exits = true, params = 1, exit_function = "__pr1_exit_planned", prefix = "__pr1_", ptxas_before = <registers = 32, shared_bytes = 1024, local_bytes = 8, spill_stores = 4, spill_loads = 4>>}
+    ptx.entry ".visible .entry planned(.param .u64 x)" attributes {gpuopt.probe_plan = #gpuopt.probe_plan<specs = ["block_sched", "probes/mem.yaml"], carry_local = true, inline_exits = true, params = 1, exit_function = "__pr1_exit_planned", prefix = "__pr1_", ptxas_before = <registers = 32, shared_bytes = 1024, local_bytes = 8, spill_stores = 4, spill_loads = 4>>} {
       ptx.inst "ret"
     }
     // A kernel lowered from a gpu.func: a memref<?xf32> (5 parameters), a
@@ -45,7 +45,7 @@ module attributes {gpuopt.hfuse = #gpuopt.hfuse_plan<name = "ka_kb_fused", strat
     }
     // Defaults are left out.
     // CHECK: ptx.entry ".visible .entry plain(.param .u64 x)" attributes {gpuopt.probe_plan = #gpuopt.probe_plan<specs = ["block_sched"], params = 1>}
-    ptx.entry ".visible .entry plain(.param .u64 x)" attributes {gpuopt.probe_plan = #gpuopt.probe_plan<specs = ["block_sched"], carry_local = false, params = 1, exit_function = "">} {
+    ptx.entry ".visible .entry plain(.param .u64 x)" attributes {gpuopt.probe_plan = #gpuopt.probe_plan<specs = ["block_sched"], carry_local = false, params = 1, exit_function = "", prefix = "__pr_">} {
       ptx.inst "ret"
     }
   }

@@ -316,8 +316,10 @@ def GPUOpt_ProbePlanAttr : GPUOpt_Attr<"ProbePlan", "probe_plan"> {
     every probe's state waits in local memory (`carry_local`), whether exit
     code stays inline at every exit (`inline_exits`), the kernel's parameter
     count before the probe buffers, the exit function `--probe-lower`
-    built, and, with keep-occupancy, ptxas's report of the kernel before
-    probing.
+    built, the prefix of every name the probes add to the kernel and its
+    module (`prefix`: `__pr_`, or `__pr1_`, `__pr2_`, ... when a name of
+    the kernel or its module starts with it), and, with keep-occupancy,
+    ptxas's report of the kernel before probing.
 
     ```mlir
     #gpuopt.probe_plan<specs = ["block_sched"], params = 1,
@@ -331,6 +333,8 @@ def GPUOpt_ProbePlanAttr : GPUOpt_Attr<"ProbePlan", "probe_plan"> {
     GPUOpt_Bool<"exit code inline">:$inline_exits,
     "int64_t":$params,
     StringRefParameter<"the exit function", "\"\"">:$exit_function,
+    StringRefParameter<"the prefix of the probes' names",
+                       "\"__pr_\"">:$prefix,
     OptionalParameter<"::gpuopt::PtxasResourcesAttr",
                       "ptxas's report before probing">:$ptxas_before
   );

@@ -69,10 +69,10 @@ struct FusedParts {
 mlir::FailureOr<FusedParts> getFusedParts(ptx::EntryOp entry);
 
 /// Lays out the maps of `probes` for `entry` (a fused kernel's records get a
-/// `part` field).
+/// `part` field); their parameters and registers get `names`.
 mlir::FailureOr<std::vector<MapLayout>>
 layoutMaps(ptx::EntryOp entry, llvm::ArrayRef<CheckedProbe> probes,
-           const FusedParts &parts);
+           const FusedParts &parts, const ProbeNames &names);
 
 /// --probe-plan's decisions for one kernel, as the passes use them; stored
 /// as `#gpuopt.probe_plan` (getProbePlan, setProbePlan).
@@ -88,6 +88,8 @@ struct ProbePlan {
   std::optional<KernelResources> before;
   /// The exit function --probe-lower built, if any.
   std::string exitFunction;
+  /// The prefix of the names the probes add to the kernel (ProbeNames).
+  std::string prefix = kDefaultProbePrefix.str();
 };
 std::optional<ProbePlan> getProbePlan(ptx::EntryOp entry);
 void setProbePlan(ptx::EntryOp entry, const ProbePlan &plan);

@@ -2,9 +2,10 @@
 //
 // A probe spec as the probe passes use it: its snippets parsed (with the PTX
 // parser: they are the user's input) and checked, its registers renamed to
-// the kernel-unique names the passes declare, and the seam between
-// --probe-insert and --probe-lower: `ptx.probe_save` and the placeholder
-// operands `{bytes}`, `{addr}` and `{site}`.
+// the kernel-unique names the passes declare, the names the passes give
+// what they add to a kernel, and the seam between --probe-insert and
+// --probe-lower: `ptx.probe_save` and the placeholder operands `{bytes}`,
+// `{addr}` and `{site}`.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,6 +23,43 @@
 #include <tuple>
 
 namespace gpuopt::probe {
+
+/// The prefix of the probes' names in a kernel none of whose names start
+/// with it (`#gpuopt.probe_plan`'s `prefix`, which --probe-plan chooses).
+constexpr llvm::StringLiteral kDefaultProbePrefix = "__pr_";
+
+/// The names the probe passes give the registers, labels, variables,
+/// parameters and exit function they add to a kernel: its probe prefix and
+/// a stem, so that none is a name of the kernel or its module.
+class ProbeNames {
+public:
+  explicit ProbeNames(llvm::StringRef prefix = kDefaultProbePrefix)
+      : prefix(prefix) {}
+
+  /// `PREFIXstem`: a variable, parameter or function.
+  std::string name(const llvm::Twine &stem) const {
+    return (llvm::Twine(prefix) + stem).str();
+  }
+  /// `%PREFIXstem`.
+  std::string reg(const llvm::Twine &stem) const {
+    return (llvm::Twine('%') + prefix + stem).str();
+  }
+  /// `$PREFIXstem`.
+  std::string label(const llvm::Twine &stem) const {
+    return (llvm::Twine('$') + prefix + stem).str();
+  }
+  /// The buffer parameter of map `map`: `__probe_MAP` under the default
+  /// prefix (which --probe-plan takes only when no name starts with
+  /// `__probe_` either), else `PREFIXprobe_MAP`.
+  std::string buffer(const llvm::Twine &map) const {
+    if (prefix == kDefaultProbePrefix)
+      return ("__probe_" + map).str();
+    return name("probe_" + map);
+  }
+
+private:
+  std::string prefix;
+};
 
 /// One instruction of a snippet, parsed once and built at every point.
 struct SnippetInst {
@@ -52,15 +90,15 @@ struct CheckedProbe {
 
 /// Parses each snippet line by line into instructions, with the location of
 /// each in the spec file, and checks what it may touch. Named operands
-/// become placeholder operands.
-mlir::FailureOr<CheckedProbe> checkProbe(ProbeSpec spec,
-                                         mlir::MLIRContext *ctx);
+/// become placeholder operands; registers get `names`.
+mlir::FailureOr<CheckedProbe>
+checkProbe(ProbeSpec spec, const ProbeNames &names, mlir::MLIRContext *ctx);
 
 /// Reads and checks the probes `specs` names (built-ins or YAML files);
 /// with `carryLocal`, every probe keeps its state in local memory.
 mlir::FailureOr<std::vector<CheckedProbe>>
 loadProbes(llvm::ArrayRef<std::string> specs, bool carryLocal,
-           mlir::MLIRContext *ctx);
+           const ProbeNames &names, mlir::MLIRContext *ctx);
 
 /// The named operand `operand` stands for, if it is a placeholder.
 std::optional<NamedOperand> getPlaceholderKind(mlir::Attribute operand);

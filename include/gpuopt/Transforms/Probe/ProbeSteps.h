@@ -13,18 +13,19 @@
 
 #include <map>
 #include <memory>
+#include <tuple>
 
 namespace gpuopt::probe {
 
-/// The checked probes of each plan (by its specs and carry), read once per
-/// pass run.
+/// The checked probes of each plan (by its specs, carry and names' prefix),
+/// read once per pass run.
 class ProbeCache {
 public:
   mlir::FailureOr<llvm::ArrayRef<CheckedProbe>> get(const ProbePlan &plan,
                                                     mlir::MLIRContext *ctx);
 
 private:
-  std::map<std::pair<std::vector<std::string>, bool>,
+  std::map<std::tuple<std::vector<std::string>, bool, std::string>,
            std::unique_ptr<std::vector<CheckedProbe>>>
       probes;
 };
