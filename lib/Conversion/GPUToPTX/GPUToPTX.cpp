@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "GPUObject.h"
 #include "gpuopt/Conversion/Passes.h"
 #include "gpuopt/Dialect/GPUOpt/GPUOptDialect.h"
 #include "gpuopt/Target/PTX/ExportPTX.h"
@@ -83,7 +84,8 @@ private:
   /// MLIR's NVVM lowering of one gpu.module's contents, as its
   /// gpu-lower-to-nvvm-pipeline runs it, without the host side.
   void buildLowering(OpPassManager &pm) const;
-  LogicalResult capture(gpu::GPUModuleOp gpuModule);
+  /// Lowers `gpuModule`, linking libdevice from `toolkit` (none if empty).
+  LogicalResult capture(gpu::GPUModuleOp gpuModule, StringRef toolkit);
 };
 
 } // namespace
@@ -152,8 +154,7 @@ static std::string findLibdeviceToolkit(StringRef cudaPath) {
   candidates.push_back("/usr/local/cuda");
   for (const std::string &candidate : candidates) {
     SmallString<256> libdevice(candidate);
-    llvm::sys::path::append(libdevice, "nvvm", "libdevice",
-                            "libdevice.10.bc");
+    llvm::sys::path::append(libdevice, "nvvm", "libdevice", "libdevice.10.bc");
     if (llvm::sys::fs::exists(libdevice))
       return candidate;
     // An explicit path without libdevice is not silently replaced.
@@ -176,14 +177,16 @@ static FailureOr<unsigned> getLowestPTXVersion(Location loc, StringRef chip) {
                                         builder.getArrayAttr({target}));
   std::optional<SmallVector<char, 0>> ptx =
       cast<gpu::TargetAttrInterface>(target).serializeToObject(
-          empty, gpu::TargetOptions({}, {}, {}, {},
-                                    gpu::CompilationTarget::Assembly));
+          empty,
+          gpu::TargetOptions({}, {}, {}, {}, gpu::CompilationTarget::Assembly));
   StringRef text = ptx ? StringRef(ptx->data(), ptx->size()) : "";
   size_t at = text.find(".version ");
   unsigned major = 0, minor = 0;
   if (at == StringRef::npos ||
       text.substr(at + 9).split('.').first.getAsInteger(10, major) ||
-      text.substr(at + 9).split('.').second.take_while(llvm::isDigit)
+      text.substr(at + 9)
+          .split('.')
+          .second.take_while(llvm::isDigit)
           .getAsInteger(10, minor))
     return emitError(loc, "LLVM's NVPTX backend wrote no PTX for ") << chip,
            failure();
@@ -204,7 +207,8 @@ static LogicalResult checkTarget(Location loc, StringRef chip,
   (void)initialized;
   llvm::Triple triple("nvptx64-nvidia-cuda");
   std::string error;
-  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, error);
   if (!target)
     return emitError(loc, "LLVM has no NVPTX backend: ") << error;
   std::unique_ptr<llvm::MCSubtargetInfo> generic(
@@ -233,10 +237,9 @@ static LogicalResult checkTarget(Location loc, StringRef chip,
     if (!name.consume_front("+") && !name.consume_front("-"))
       return emitError(loc, "feature '")
              << feature << "' needs a '+' or '-', e.g. +" << name;
-    if (!llvm::any_of(generic->getAllProcessorFeatures(),
-                      [&](const llvm::SubtargetFeatureKV &kv) {
-                        return name == kv.Key;
-                      }))
+    if (!llvm::any_of(
+            generic->getAllProcessorFeatures(),
+            [&](const llvm::SubtargetFeatureKV &kv) { return name == kv.Key; }))
       return emitError(loc, "unknown feature '")
              << feature << "' for LLVM's NVPTX backend";
     unsigned version = ptxVersion(name);
@@ -247,10 +250,10 @@ static LogicalResult checkTarget(Location loc, StringRef chip,
       return failure();
     if (version < *needed)
       return emitError(loc, "")
-             << chip << " needs PTX ISA " << *needed / 10 << "."
-             << *needed % 10 << " or later, but the features ask for "
-             << version / 10 << "." << version % 10 << "; give +ptx"
-             << *needed << " or later, or no ptx feature";
+             << chip << " needs PTX ISA " << *needed / 10 << "." << *needed % 10
+             << " or later, but the features ask for " << version / 10 << "."
+             << version % 10 << "; give +ptx" << *needed
+             << " or later, or no ptx feature";
   }
   return success();
 }
@@ -277,7 +280,8 @@ static NVVM::NVVMTargetAttr getTarget(gpu::GPUModuleOp gpuModule,
                                    "nvptx64-nvidia-cuda", chip, features);
 }
 
-LogicalResult GPUToPTXPass::capture(gpu::GPUModuleOp gpuModule) {
+LogicalResult GPUToPTXPass::capture(gpu::GPUModuleOp gpuModule,
+                                    StringRef toolkit) {
   MLIRContext *context = &getContext();
   std::string moduleName = gpuModule.getName().str();
 
@@ -299,8 +303,7 @@ LogicalResult GPUToPTXPass::capture(gpu::GPUModuleOp gpuModule) {
   if (signatures.empty())
     return success();
 
-  NVVM::NVVMTargetAttr target =
-      getTarget(gpuModule, chip, features, optLevel);
+  NVVM::NVVMTargetAttr target = getTarget(gpuModule, chip, features, optLevel);
   if (failed(checkTarget(gpuModule.getLoc(), target.getChip(),
                          target.getFeatures())))
     return failure();
@@ -343,7 +346,6 @@ LogicalResult GPUToPTXPass::capture(gpu::GPUModuleOp gpuModule) {
 
   // Math functions are calls into libdevice; without it they would stay
   // unresolved calls that ptxas rejects.
-  std::string toolkit = findLibdeviceToolkit(cudaPath);
   if (toolkit.empty()) {
     SmallVector<StringRef> missing;
     for (auto func : gpuModule.getOps<LLVM::LLVMFuncOp>())
@@ -391,14 +393,9 @@ LogicalResult GPUToPTXPass::capture(gpu::GPUModuleOp gpuModule) {
       return gpuModule.emitError("cannot capture gpu.module '")
              << moduleName << "': its PTX would be named '" << ptxModuleName
              << "', which is already a symbol";
-    // The optimization level ptxas uses when the driver JIT-compiles it, as
-    // gpu-module-to-binary records it.
-    auto object = gpu::ObjectAttr::get(
-        context, target, gpu::CompilationTarget::Assembly,
-        builder.getStringAttr(StringRef(ptx->data(), ptx->size())),
-        builder.getDictionaryAttr(builder.getNamedAttr(
-            "O", builder.getI32IntegerAttr(target.getO()))),
-        /*kernels=*/nullptr);
+    gpu::ObjectAttr object =
+        getGPUObject(target, gpu::CompilationTarget::Assembly,
+                     StringRef(ptx->data(), ptx->size()));
     gpu::BinaryOp::create(builder, gpuModuleLoc, moduleName, Attribute(),
                           builder.getArrayAttr({object}));
   }
@@ -438,10 +435,10 @@ LogicalResult GPUToPTXPass::capture(gpu::GPUModuleOp gpuModule) {
     entry->walk([&](Operation *op) {
       op->setLoc(FusedLoc::get(context, {signature.loc, op->getLoc()}));
     });
-    setGPUKernel(entry, GPUKernelAttr::get(
-                            context, moduleName, signature.name,
-                            signature.paramArgs, signature.paramFields,
-                            signature.block, signature.grid));
+    setGPUKernel(entry,
+                 GPUKernelAttr::get(context, moduleName, signature.name,
+                                    signature.paramArgs, signature.paramFields,
+                                    signature.block, signature.grid));
     ++numKernels;
   }
   return success();
@@ -464,7 +461,10 @@ void GPUToPTXPass::runOnOperation() {
   }
   SmallVector<gpu::GPUModuleOp> gpuModules(
       getOperation().getOps<gpu::GPUModuleOp>());
+  if (gpuModules.empty())
+    return;
+  std::string toolkit = findLibdeviceToolkit(cudaPath);
   for (gpu::GPUModuleOp gpuModule : gpuModules)
-    if (failed(capture(gpuModule)))
+    if (failed(capture(gpuModule, toolkit)))
       return signalPassFailure();
 }

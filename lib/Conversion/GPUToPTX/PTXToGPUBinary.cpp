@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "GPUObject.h"
 #include "gpuopt/Conversion/Passes.h"
 #include "gpuopt/Dialect/GPUOpt/GPUOptAttributes.h"
 #include "gpuopt/Dialect/GPUOpt/GPUOptDialect.h"
@@ -165,17 +166,7 @@ PTXToGPUBinaryPass::buildObject(ptx::PTXModuleOp module) {
   }
   auto target = NVVM::NVVMTargetAttr::get(
       context, /*optLevel=*/3, "nvptx64-nvidia-cuda", targetChip, features);
-  // As upstream's gpu-module-to-binary: the driver compiles PTX at the
-  // target's optimization level.
-  DictionaryAttr properties;
-  if (kind == gpu::CompilationTarget::Assembly) {
-    Builder builder(context);
-    properties = builder.getDictionaryAttr(
-        builder.getNamedAttr("O", builder.getI32IntegerAttr(target.getO())));
-  }
-  return gpu::ObjectAttr::get(context, target, kind,
-                              StringAttr::get(context, text), properties,
-                              /*kernels=*/nullptr);
+  return getGPUObject(target, kind, text);
 }
 
 LogicalResult PTXToGPUBinaryPass::checkFusedLaunches(FusedLaunches &fused) {

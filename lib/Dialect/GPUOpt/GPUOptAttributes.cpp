@@ -288,7 +288,8 @@ LogicalResult GPUKernelAttr::verify(EmitErrorFn emitError, StringRef module,
                          << arg << " and " << field;
   // Arguments come in order, each once: a memref's fields are adjacent.
   for (size_t i = 1; i < paramArgs.size(); ++i)
-    if (paramArgs[i] != paramArgs[i - 1] && paramArgs[i] != paramArgs[i - 1] + 1)
+    if (paramArgs[i] != paramArgs[i - 1] &&
+        paramArgs[i] != paramArgs[i - 1] + 1)
       return emitError() << "'param_args' must list the arguments in order, "
                             "got "
                          << paramArgs[i - 1] << " then " << paramArgs[i];

@@ -171,8 +171,7 @@ static bool hasGPUKernels(Operation *root) {
 /// True if host code in `root` launches kernels: after the passes, it needs
 /// them back as gpu.binary ops (--ptx-to-gpu-binary).
 static bool hasKernelLaunches(Operation *root) {
-  return root
-      ->walk([](gpu::LaunchFuncOp) { return WalkResult::interrupt(); })
+  return root->walk([](gpu::LaunchFuncOp) { return WalkResult::interrupt(); })
       .wasInterrupted();
 }
 
@@ -195,20 +194,25 @@ static std::string getPipelineText(OpPassManager &pm) {
 /// the kernel analysis).
 static bool runsPTXPasses(llvm::StringRef pipeline) {
   return llvm::any_of(
-      llvm::ArrayRef<llvm::StringRef>{"hfuse", "probe", "print-kernel-analysis"},
+      llvm::ArrayRef<llvm::StringRef>{"hfuse", "probe",
+                                      "print-kernel-analysis"},
       [&](llvm::StringRef name) { return pipeline.contains(name); });
 }
 
 /// Sets up the user's pipeline in `pm`, after --gpu-to-ptx when `capture`
 /// and before --ptx-to-gpu-binary when `rebind`, unless the pipeline runs
-/// them itself (with its own options). Without a gpu.module or a launch,
-/// either pass changes nothing.
+/// them itself (with its own options), or, with `onlyForPTXPasses`, runs none
+/// of gpu-opt's passes on PTX. Without a gpu.module or a launch, either pass
+/// changes nothing.
 static LogicalResult setupPipeline(PassManager &pm,
                                    const MlirOptMainConfig &config,
-                                   bool capture, bool rebind) {
+                                   bool capture, bool rebind,
+                                   bool onlyForPTXPasses = false) {
   if (failed(config.setupPassPipeline(pm)))
     return failure();
   std::string pipeline = getPipelineText(pm);
+  if (onlyForPTXPasses && !runsPTXPasses(pipeline))
+    capture = rebind = false;
   capture &= !llvm::StringRef(pipeline).contains("gpu-to-ptx");
   rebind &= !llvm::StringRef(pipeline).contains("ptx-to-gpu-binary");
   if (capture) {
@@ -526,11 +530,8 @@ int gpuopt::gpuOptMain(int argc, char **argv) {
     // kernels back as gpu.binary ops afterwards (a no-op without launches).
     MlirOptMainConfig userConfig = config;
     config.setPassPipelineSetupFn([userConfig](PassManager &pm) {
-      if (failed(userConfig.setupPassPipeline(pm)))
-        return failure();
-      bool ptxPasses = runsPTXPasses(getPipelineText(pm));
-      pm.clear();
-      return setupPipeline(pm, userConfig, ptxPasses, ptxPasses);
+      return setupPipeline(pm, userConfig, /*capture=*/true, /*rebind=*/true,
+                           /*onlyForPTXPasses=*/true);
     });
     llvm::raw_string_ostream os(result);
     if (failed(MlirOptMain(os, std::move(inputs.front()), registry, config)))
