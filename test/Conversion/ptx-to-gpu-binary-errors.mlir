@@ -281,3 +281,26 @@ module attributes {gpu.container_module} {
     return
   }
 }
+
+// -----
+
+// Both parts take the same buffer: fused, they run at the same time.
+module attributes {gpu.container_module} {
+  gpu.binary @kernels [#gpu.object<#nvvm.target<chip = "sm_90a">, assembly = "">]
+  ptx.module @kc_kd version "8.0" target ["sm_90a"] address_size 64 {
+    ptx.entry ".visible .entry kc_kd(.param .u64 kc_param_0, .param .u64 kc_param_1, .param .u64 kc_param_2, .param .u64 kc_param_3, .param .u64 kc_param_4, .param .u64 kd_param_0, .param .u64 kd_param_1, .param .u64 kd_param_2, .param .u64 kd_param_3, .param .u64 kd_param_4) .reqntid 192, 1, 1" attributes {gpuopt.fusion = #gpuopt.fusion_info<strategy = thread, grid = [64, 1, 1], dynamic_smem = 0, parts = [<kernel = "kc", module = "kernels_ptx", threads = [0, 128], block = [128, 1, 1], grid = [64, 1, 1], dynamic_smem_offset = 0, dynamic_smem = 0, arg_map = [0, 1, 2, 3, 4]>, <kernel = "kd", module = "kernels_ptx", threads = [128, 192], block = [64, 1, 1], grid = [32, 1, 1], dynamic_smem_offset = 0, dynamic_smem = 0, arg_map = [5, 6, 7, 8, 9]>]>} {
+      ptx.inst "ret"
+    }
+  }
+  func.func @main(%x: memref<?xf32>) {
+    %c1 = arith.constant 1 : index
+    %c32 = arith.constant 32 : index
+    %c64 = arith.constant 64 : index
+    %c128 = arith.constant 128 : index
+    // expected-note @below {{part 'kc' launched here}}
+    gpu.launch_func @kernels::@kc blocks in (%c64, %c1, %c1) threads in (%c128, %c1, %c1) args(%x : memref<?xf32>)
+    // expected-error @below {{cannot launch 'kc_kd' in place of the launches of its parts: parts 'kc' and 'kd' both take the same buffer, and fused they run at the same time, so one may read what the other writes; fuse only kernels whose launches take distinct buffers}}
+    gpu.launch_func @kernels::@kd blocks in (%c32, %c1, %c1) threads in (%c64, %c1, %c1) args(%x : memref<?xf32>)
+    return
+  }
+}

@@ -279,6 +279,32 @@ LogicalResult PTXToGPUBinaryPass::checkFusedLaunches(FusedLaunches &fused) {
                       << "; launch it with the arguments of its gpu.func";
   }
 
+  // The parts run at the same time: a buffer two of them take may be
+  // written by one and read by the other, which running them apart ordered.
+  // Which parameters a kernel writes is not known here, so any shared memref
+  // is refused.
+  llvm::DenseMap<Value, size_t> bufferPart;
+  for (auto [index, launch] : llvm::enumerate(launches)) {
+    for (Value operand : launch.getKernelOperands()) {
+      if (!isa<BaseMemRefType>(operand.getType()))
+        continue;
+      auto [it, inserted] = bufferPart.try_emplace(operand, index);
+      if (inserted || it->second == index)
+        continue;
+      InFlightDiagnostic diag =
+          launch.emitError("cannot launch '")
+          << fusedName << "' in place of the launches of its parts: parts '"
+          << parts[it->second].getKernel() << "' and '"
+          << parts[index].getKernel()
+          << "' both take the same buffer, and fused they run at the same "
+             "time, so one may read what the other writes; fuse only kernels "
+             "whose launches take distinct buffers";
+      diag.attachNote(launches[it->second].getLoc())
+          << "part '" << parts[it->second].getKernel() << "' launched here";
+      return diag;
+    }
+  }
+
   // The operands, concatenated in part order, are the fused parameters.
   size_t numParams = fused.entry.getParams().size();
   if (argMaps.size() != numParams ||
