@@ -18,4 +18,5 @@ export PATH="$venv_bin:$PATH"
 python3 -m gpuopt.verify --help >/dev/null
 "$LLVM_PREFIX/bin/lit" -sv "$BUILD_DIR/test"
 cd "$GPUOPT_ROOT"
-python3 -m pytest -q python/tests benchmarks/fusion benchmarks/inductor benchmarks/probes benchmarks/heldout
+python3 -m pytest -q python/tests benchmarks/fusion benchmarks/inductor benchmarks/probes benchmarks/heldout \
+  benchmarks/workloads

@@ -5,7 +5,7 @@ Subcommands:
   generate  (no GPU) for every target pair (baselines.pairs(): 10 DL, 6
             crypto, 7 gemm_mma + memory-bound; and a few Triton pairs) and
             several variants of every strategy (thread, interleave, dynamic,
-            auto), runs `gpu-opt A.ptx B.ptx --hfuse=... -o F.ptx --manifest
+            sm_aware, auto), runs `gpu-opt A.ptx B.ptx --hfuse=... -o F.ptx --manifest
             F.json` and writes DIR/<pair>/<variant>.ptx + .json and
             DIR/variants.json (every variant with its options, command and
             status; a refusal is recorded with gpu-opt's message).
@@ -107,7 +107,7 @@ baselines = _load_sibling("baselines", os.path.join(ROOT, "benchmarks", "baselin
 
 SM_COUNT = 132  # An H100 SXM.
 CHIP = "sm_90a"
-STRATEGIES = ("thread", "interleave", "dynamic", "auto")
+STRATEGIES = ("thread", "interleave", "dynamic", "sm_aware", "auto")
 # Kernels that work with any block size (grid-stride loops): the thread
 # strategy may give them another number of threads than their block. Their
 # shared arrays are indexed by thread, so gpu-opt cannot show it: the
@@ -266,6 +266,8 @@ def plan_variants(a, b, specs, profile=None):
         add(f"interleave-{ratio[0]}-{ratio[1]}", "interleave", ratio=list(ratio))
     for ratio in interleave_ratios(ga, gb, *per_block):
         add(f"dynamic-{ratio[0]}-{ratio[1]}", "dynamic", ratio=list(ratio))
+    for ratio in interleave_ratios(ga, gb, *per_block):
+        add(f"sm_aware-{ratio[0]}-{ratio[1]}", "sm_aware", ratio=list(ratio))
     add("auto", "auto", profile=True)
     if profile:
         add("auto-static", "auto")
@@ -1191,9 +1193,10 @@ def load_candidates(vdir, v):
 
 def plan_key(strategy, threads, ratio, maxnreg):
     """What makes two plans the same: the strategy, the thread split (thread),
-    the ratio (interleave, dynamic) and the register cap (0: none)."""
+    the ratio (interleave, dynamic, sm_aware) and the register cap (0: none)."""
     return (strategy, tuple(threads or ()) if strategy == "thread" else (),
-            tuple(ratio or ()) if strategy in ("interleave", "dynamic") else (),
+            tuple(ratio or ()) if strategy in ("interleave", "dynamic", "sm_aware")
+            else (),
             int(maxnreg or 0))
 
 
@@ -1447,10 +1450,10 @@ def render_bench_md(saved, rows, summary):
            f"{f3(s['mean_search_share'])} of the candidates", "",
            "## Pairs (ms)", "",
            "| set | pair | T_A | T_B | max | serial | 2 streams | graph | best baseline | "
-           "thread | interleave | dynamic | auto | auto chose | speedup auto | speedup best | "
-           "overlap auto | overlap best |",
+           "thread | interleave | dynamic | sm_aware | auto | auto chose | speedup auto | "
+           "speedup best | overlap auto | overlap best |",
            "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
-           "| ---: | --- | ---: | ---: | ---: | ---: |"]
+           "| ---: | ---: | --- | ---: | ---: | ---: | ---: |"]
     for r in rows:
         ps = r["per_strategy"]
         md.append(" | ".join([
@@ -1461,8 +1464,8 @@ def render_bench_md(saved, rows, summary):
              f3(r["speedup_auto"]), f3(r["speedup_best"]),
              f3(r["overlap_auto"]), f3(r["overlap_best"])]) + " |")
     md += ["", "## Best variant per strategy", "",
-           "| pair | thread | interleave | dynamic | auto | best of all |",
-           "| --- | --- | --- | --- | --- | --- |"]
+           "| pair | thread | interleave | dynamic | sm_aware | auto | best of all |",
+           "| --- | --- | --- | --- | --- | --- | --- |"]
     for r in rows:
         ps = r["per_strategy"]
         cells = [f"{ps[st]['variant']} {f4(ps[st]['ms'])}" if st in ps else "-"

@@ -211,7 +211,7 @@ def test_write_bench(tmp_path):
     md = (tmp_path / "fusion-h100.md").read_text()
     assert "# Horizontal fusion on NVIDIA H100 80GB HBM3" in md
     assert ("| crypto | ethash_like+blake2b | 5.8000 | 1.9000 | 5.8000 | 7.7000 | 7.0000 | "
-            "7.1000 | 7.0000 | 6.5000 | 6.2000 | 6.0000 | 6.2000 | interleave | 1.129 | "
+            "7.1000 | 7.0000 | 6.5000 | 6.2000 | 6.0000 | - | 6.2000 | interleave | 1.129 | "
             "1.167 | 0.789 | 0.895 |") in md
     assert ("| im2col+maxpool | 2 | auto | 0.1580 | 0.1580 | 1.000 | yes | 1 | 0.50 | - | - | "
             "- |") in md

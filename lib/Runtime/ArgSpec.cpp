@@ -443,8 +443,14 @@ Status gpuopt::runtime::checkArgAgainstParam(const ArgSpec &A,
   switch (A.K) {
   case ArgSpec::Kind::Buffer:
   case ArgSpec::Kind::Null:
-    if (P.Size != 8 || P.Kind == ParamKind::Bytes)
-      return Fail("a buffer address needs an 8-byte scalar parameter");
+    // An aggregate (.b8 array) of at least 8 bytes, 8-byte aligned, takes the
+    // address in its first 8 bytes and zeros after them: a struct passed by
+    // value whose first member is a pointer (CUB's ScanTileState, GridQueue,
+    // cuda::std::array<T *, 1>, Thrust's kernel_arg<T *>).
+    if (P.Kind == ParamKind::Bytes ? P.Size < 8 || P.Offset % 8 != 0
+                                   : P.Size != 8)
+      return Fail("a buffer address needs an 8-byte scalar parameter or an "
+                  "aggregate of at least 8 bytes at an 8-byte aligned offset");
     if (isPTXFloatType(P.Type))
       return Fail("a buffer address cannot go into a floating-point "
                   "parameter");

@@ -43,7 +43,9 @@ Expected<RunComparison> gpuopt::runtime::compareRun(
     return Status::error(OtherPath + ": kernel '" + OtherKernel + "' has " +
                          std::to_string(OtherParams.size()) + " parameters, '" +
                          K.Label + "' has " + std::to_string(K.Args.size()) +
-                         (K.Kernel.Probes.empty() ? ""
+                         (!K.Kernel.ShapeParams.empty()
+                              ? " besides the launch shapes gpu-run sets"
+                          : K.Kernel.Probes.empty() ? ""
                           : hasDynamicProbes(K.Kernel)
                               ? " besides its probe buffers and "
                                 "capacities"

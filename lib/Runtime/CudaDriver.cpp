@@ -70,6 +70,7 @@ CudaDriver::load(const std::string &LibraryName) {
       SYM(cuMemcpyDtoD_v2, "cuMemcpyDtoD_v2", nullptr, false),
       SYM(cuMemGetInfo_v2, "cuMemGetInfo_v2", nullptr, false),
       SYM(cuMemsetD8_v2, "cuMemsetD8_v2", nullptr, false),
+      SYM(cuMemsetD8Async, "cuMemsetD8Async", nullptr, false),
       SYM(cuModuleLoadDataEx, "cuModuleLoadDataEx", nullptr, false),
       SYM(cuModuleUnload, "cuModuleUnload", nullptr, false),
       SYM(cuModuleGetFunction, "cuModuleGetFunction", nullptr, false),

@@ -10,6 +10,7 @@
 #include "gpuopt/Runtime/ProbeRecordLayout.h"
 
 #include <algorithm>
+#include <array>
 
 using namespace gpuopt::runtime;
 
@@ -42,8 +43,24 @@ const char *gpuopt::runtime::toString(FusionStrategy S) {
     return "interleave";
   case FusionStrategy::Dynamic:
     return "dynamic";
+  case FusionStrategy::SMAware:
+    return "sm_aware";
   }
   return "thread";
+}
+
+const char *gpuopt::runtime::toString(ShapeField F) {
+  switch (F) {
+  case ShapeField::GridX:
+    return "grid_x";
+  case ShapeField::GridY:
+    return "grid_y";
+  case ShapeField::GridZ:
+    return "grid_z";
+  case ShapeField::DynamicSmem:
+    return "dynamic_smem";
+  }
+  return "grid_x";
 }
 
 const char *gpuopt::runtime::toString(ProbeLevel L) {
@@ -149,7 +166,13 @@ bool FusedPart::operator==(const FusedPart &O) const {
   return Kernel == O.Kernel && Module == O.Module && ThreadsLo == O.ThreadsLo &&
          ThreadsHi == O.ThreadsHi && Ratio == O.Ratio && Block == O.Block &&
          Grid == O.Grid && DynamicSmemOffset == O.DynamicSmemOffset &&
-         DynamicSmem == O.DynamicSmem && ArgMap == O.ArgMap;
+         DynamicSmem == O.DynamicSmem && ArgMap == O.ArgMap &&
+         DefaultGrid == O.DefaultGrid &&
+         DefaultDynamicSmem == O.DefaultDynamicSmem && Replicas == O.Replicas &&
+         Setmaxnreg == O.Setmaxnreg;
+}
+bool ShapeParam::operator==(const ShapeParam &O) const {
+  return Param == O.Param && Part == O.Part && Field == O.Field;
 }
 bool ProbeField::operator==(const ProbeField &O) const {
   return Name == O.Name && Type == O.Type && Offset == O.Offset;
@@ -171,8 +194,8 @@ bool ProbeOccupancy::operator==(const ProbeOccupancy &O) const {
 bool KernelInfo::operator==(const KernelInfo &O) const {
   return Name == O.Name && Params == O.Params && Launch == O.Launch &&
          Resources == O.Resources && Strategy == O.Strategy &&
-         FusedFrom == O.FusedFrom && Probes == O.Probes &&
-         Occupancy == O.Occupancy;
+         FusedFrom == O.FusedFrom && ShapeParams == O.ShapeParams &&
+         Probes == O.Probes && Occupancy == O.Occupancy;
 }
 bool ModuleInfo::operator==(const ModuleInfo &O) const {
   return Path == O.Path && Format == O.Format && Target == O.Target;
@@ -184,6 +207,211 @@ bool Manifest::operator==(const Manifest &O) const {
 //===----------------------------------------------------------------------===//
 // Validation
 //===----------------------------------------------------------------------===//
+
+/// A launch-agnostic kernel's shape parameters: each a 4-byte integer
+/// that no argument, probe buffer or capacity takes, each part's grid x, y
+/// and z once, its dynamic shared memory exactly when that is "runtime";
+/// defaults only for what is given at launch.
+template <typename FailFn>
+static Status validateShapeParams(const KernelInfo &K, const std::string &KPath,
+                                  FailFn Fail) {
+  bool Agnostic = !K.ShapeParams.empty();
+  for (size_t FI = 0; FI < K.FusedFrom.size(); ++FI) {
+    const FusedPart &F = K.FusedFrom[FI];
+    std::string FPath = KPath + ".fused_from[" + std::to_string(FI) + "]";
+    if (F.DefaultGrid && (!Agnostic || F.Grid))
+      return Fail(FPath + ".default_grid",
+                  "only a part whose grid is \"runtime\" in a kernel with "
+                  "shape_params has a default");
+    if (F.DefaultDynamicSmem && (!Agnostic || F.DynamicSmem))
+      return Fail(FPath + ".default_dynamic_smem",
+                  "only a part whose dynamic_smem is \"runtime\" in a kernel "
+                  "with shape_params has a default");
+  }
+  if (!Agnostic)
+    return Status::success();
+  if (K.FusedFrom.empty())
+    return Fail(KPath + ".shape_params",
+                "only a fused kernel (fused_from) has shape parameters");
+  if (K.Launch.Grid)
+    return Fail(KPath + ".launch.grid",
+                "expected \"runtime\": a kernel with shape_params is "
+                "launched on a grid computed from its parts'");
+  // Fields seen per part: grid x, y, z, dynamic shared memory.
+  std::vector<std::array<bool, 4>> Seen(K.FusedFrom.size(),
+                                        std::array<bool, 4>{});
+  size_t RuntimeSmemParts = 0;
+  for (size_t SI = 0; SI < K.ShapeParams.size(); ++SI) {
+    const ShapeParam &SP = K.ShapeParams[SI];
+    std::string SPath = KPath + ".shape_params[" + std::to_string(SI) + "]";
+    if (SP.Param >= K.Params.size())
+      return Fail(SPath + ".param", "parameter " + std::to_string(SP.Param) +
+                                        " does not exist (the kernel has " +
+                                        std::to_string(K.Params.size()) + ")");
+    const ParamInfo &P = K.Params[SP.Param];
+    if (P.Size != 4 || P.Kind != ParamKind::Scalar || isPTXFloatType(P.Type))
+      return Fail(SPath + ".param", "parameter " + std::to_string(SP.Param) +
+                                        " ('" + P.Name + "', ." + P.Type +
+                                        ") is not a 4-byte integer");
+    for (size_t J = 0; J < SI; ++J)
+      if (K.ShapeParams[J].Param == SP.Param)
+        return Fail(SPath + ".param", "parameter " + std::to_string(SP.Param) +
+                                          " is already shape_params[" +
+                                          std::to_string(J) + "]");
+    for (size_t FI = 0; FI < K.FusedFrom.size(); ++FI)
+      for (uint64_t A : K.FusedFrom[FI].ArgMap)
+        if (A == SP.Param)
+          return Fail(SPath + ".param",
+                      "parameter " + std::to_string(SP.Param) +
+                          " receives an argument of fused_from[" +
+                          std::to_string(FI) + "]");
+    for (size_t BI = 0; BI < K.Probes.size(); ++BI)
+      if (K.Probes[BI].Param == SP.Param ||
+          (K.Probes[BI].DynamicCapacity &&
+           K.Probes[BI].CapacityParam == SP.Param))
+        return Fail(SPath + ".param", "parameter " + std::to_string(SP.Param) +
+                                          " is a parameter of probes[" +
+                                          std::to_string(BI) + "]");
+    if (SP.Part >= K.FusedFrom.size())
+      return Fail(SPath + ".part", "part " + std::to_string(SP.Part) +
+                                       " does not exist (the kernel has " +
+                                       std::to_string(K.FusedFrom.size()) +
+                                       ")");
+    bool &Once = Seen[SP.Part][size_t(SP.Field)];
+    if (Once)
+      return Fail(SPath + ".value",
+                  std::string("part ") + std::to_string(SP.Part) + "'s " +
+                      toString(SP.Field) + " is already another parameter's");
+    Once = true;
+    if (SP.Field == ShapeField::DynamicSmem) {
+      ++RuntimeSmemParts;
+      if (K.FusedFrom[SP.Part].DynamicSmem)
+        return Fail(SPath + ".value",
+                    "fused_from[" + std::to_string(SP.Part) +
+                        "].dynamic_smem is fixed, not \"runtime\"");
+    }
+  }
+  for (size_t FI = 0; FI < K.FusedFrom.size(); ++FI) {
+    const FusedPart &F = K.FusedFrom[FI];
+    std::string FPath = KPath + ".fused_from[" + std::to_string(FI) + "]";
+    if (F.Grid)
+      return Fail(FPath + ".grid", "expected \"runtime\": the kernel takes "
+                                   "its parts' grids in shape_params");
+    for (size_t Field = 0; Field < 3; ++Field)
+      if (!Seen[FI][Field])
+        return Fail(KPath + ".shape_params",
+                    "no parameter receives fused_from[" + std::to_string(FI) +
+                        "]'s " + toString(ShapeField(Field)));
+    if (!F.DynamicSmem && !Seen[FI][3])
+      return Fail(FPath + ".dynamic_smem",
+                  "\"runtime\" but no shape parameter receives it");
+  }
+  // Each part's size places the parts after it in a thread split.
+  if (*K.Strategy == FusionStrategy::Thread && RuntimeSmemParts > 1)
+    return Fail(KPath + ".shape_params",
+                "under \"thread\" at most one part's dynamic_smem is given "
+                "at launch, got " +
+                    std::to_string(RuntimeSmemParts));
+  return Status::success();
+}
+
+Expected<FusedLaunch> gpuopt::runtime::computeFusedLaunch(
+    const KernelInfo &K, const std::vector<std::optional<Dim3>> &PartGrids,
+    const std::vector<std::optional<uint64_t>> &PartSmem,
+    const std::string &GridOption, const std::string &SmemOption) {
+  size_t N = K.FusedFrom.size();
+  std::string Kernel = "kernel '" + K.Name + "'";
+  if (K.ShapeParams.empty() || !K.Strategy)
+    return Status::error(Kernel + " is not a launch-agnostic fused kernel "
+                                  "(no shape_params)");
+  if (PartGrids.size() > N || PartSmem.size() > N)
+    return Status::error(Kernel + " has " + std::to_string(N) +
+                         " parts (0 to " + std::to_string(N - 1) + ")");
+  std::vector<Dim3> Grids(N);
+  std::vector<uint64_t> Smem(N, 0);
+  // CUDA's grid limits, which each part's own launch obeyed.
+  const uint64_t MaxDims[3] = {(uint64_t(1) << 31) - 1, 65535, 65535};
+  for (size_t P = 0; P < N; ++P) {
+    const FusedPart &F = K.FusedFrom[P];
+    std::string Part =
+        Kernel + ": part " + std::to_string(P) + " (" + F.Kernel + ")";
+    std::optional<Dim3> G = P < PartGrids.size() ? PartGrids[P] : std::nullopt;
+    if (G && F.Grid)
+      return Status::error(Part + " has the fixed grid " + toString(*F.Grid) +
+                           "; " + GridOption +
+                           " applies to grids taken at "
+                           "launch");
+    if (!G)
+      G = F.Grid ? F.Grid : F.DefaultGrid;
+    if (!G)
+      return Status::error(Part +
+                           ": its grid is taken at launch and the "
+                           "manifest has no default; give " +
+                           GridOption + " " + std::to_string(P) + "=X[xY[xZ]]");
+    uint64_t Dims[3] = {G->X, G->Y, G->Z};
+    for (int D = 0; D < 3; ++D)
+      if (Dims[D] == 0 || Dims[D] > MaxDims[D])
+        return Status::error(Part + ": grid " + toString(*G) + ": dimension " +
+                             "xyz"[D] + " must be between 1 and " +
+                             std::to_string(MaxDims[D]));
+    if (G->count() > UINT32_MAX)
+      return Status::error(Part + ": grid " + toString(*G) + " has " +
+                           std::to_string(G->count()) +
+                           " blocks, more than a u32 counts");
+    Grids[P] = *G;
+    std::optional<uint64_t> S =
+        P < PartSmem.size() ? PartSmem[P] : std::nullopt;
+    if (S && F.DynamicSmem)
+      return Status::error(Part + " has the fixed dynamic shared memory " +
+                           std::to_string(*F.DynamicSmem) + "; " + SmemOption +
+                           " applies to sizes taken at launch");
+    if (!S)
+      S = F.DynamicSmem ? F.DynamicSmem : F.DefaultDynamicSmem;
+    if (!S)
+      return Status::error(Part +
+                           ": its dynamic shared memory is taken at "
+                           "launch and the manifest has no default; "
+                           "give " +
+                           SmemOption + " " + std::to_string(P) + "=BYTES");
+    if (*S > UINT32_MAX)
+      return Status::error(Part + ": " + std::to_string(*S) +
+                           " bytes of dynamic shared memory do not fit a u32");
+    Smem[P] = *S;
+  }
+  FusedLaunch L;
+  bool Thread = *K.Strategy == FusionStrategy::Thread;
+  uint64_t Blocks = 0, Bytes = 0;
+  for (size_t P = 0; P < N; ++P) {
+    Blocks =
+        Thread ? std::max(Blocks, Grids[P].count()) : Blocks + Grids[P].count();
+    Bytes = std::max(Bytes, Thread ? K.FusedFrom[P].DynamicSmemOffset + Smem[P]
+                                   : Smem[P]);
+  }
+  if (Blocks > MaxDims[0])
+    return Status::error(Kernel + ": the parts' grids add up to " +
+                         std::to_string(Blocks) + " fused blocks, more than " +
+                         std::to_string(MaxDims[0]));
+  L.Grid = {Blocks, 1, 1};
+  L.DynamicSmem = K.Launch.DynamicSmem ? *K.Launch.DynamicSmem : Bytes;
+  for (const ShapeParam &SP : K.ShapeParams) {
+    const Dim3 &G = Grids[SP.Part];
+    switch (SP.Field) {
+    case ShapeField::GridX:
+      L.ShapeValues.push_back(uint32_t(G.X));
+      break;
+    case ShapeField::GridY:
+      L.ShapeValues.push_back(uint32_t(G.Y));
+      break;
+    case ShapeField::GridZ:
+      L.ShapeValues.push_back(uint32_t(G.Z));
+      break;
+    case ShapeField::DynamicSmem:
+      L.ShapeValues.push_back(uint32_t(Smem[SP.Part]));
+      break;
+    }
+  }
+  return L;
+}
 
 Status gpuopt::runtime::validateManifest(const Manifest &M,
                                          const std::string &Source) {
@@ -281,9 +509,25 @@ Status gpuopt::runtime::validateManifest(const Manifest &M,
                     "take a ratio (this kernel's is \"thread\")");
       if (F.Ratio && *F.Ratio == 0)
         return Fail(FPath + ".ratio", "expected a positive integer, got 0");
-      if (F.Block && F.Block->count() != F.ThreadsHi - F.ThreadsLo)
+      if (F.Replicas == 0)
+        return Fail(FPath + ".replicas", "expected a positive integer, got 0");
+      if ((F.Replicas != 1 || F.Setmaxnreg) && !Shared)
+        return Fail(FPath + (F.Replicas != 1 ? ".replicas" : ".setmaxnreg"),
+                    "only the \"thread\" strategy takes replicas and "
+                    "setmaxnreg (this kernel's is \"" +
+                        std::string(toString(*K.Strategy)) + "\")");
+      if (F.Setmaxnreg &&
+          (F.Setmaxnreg < 24 || F.Setmaxnreg > 256 || F.Setmaxnreg % 8))
+        return Fail(FPath + ".setmaxnreg",
+                    "expected a multiple of 8 within 24..256, got " +
+                        std::to_string(F.Setmaxnreg));
+      if (F.Block && F.Block->count() * F.Replicas != F.ThreadsHi - F.ThreadsLo)
         return Fail(FPath + ".block",
-                    toString(*F.Block) + " does not have hi - lo = " +
+                    toString(*F.Block) +
+                        (F.Replicas > 1
+                             ? " x " + std::to_string(F.Replicas) + " replicas"
+                             : std::string()) +
+                        " does not have hi - lo = " +
                         std::to_string(F.ThreadsHi - F.ThreadsLo) + " threads");
       for (size_t AI = 0; AI < F.ArgMap.size(); ++AI)
         if (F.ArgMap[AI] >= K.Params.size())
@@ -292,6 +536,9 @@ Status gpuopt::runtime::validateManifest(const Manifest &M,
                           " does not exist (the kernel has " +
                           std::to_string(K.Params.size()) + ")");
     }
+
+    if (Status S = validateShapeParams(K, KPath, Fail))
+      return S;
 
     for (size_t BI = 0; BI < K.Probes.size(); ++BI) {
       const ProbeBuffer &P = K.Probes[BI];

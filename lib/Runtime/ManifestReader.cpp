@@ -344,15 +344,29 @@ Status ManifestReader::readFused(const json &J, const std::string &Path,
                                  FusedPart &F) const {
   if (Status S = checkSince(J, Path, "ratio", 2))
     return S;
+  if (Status S = checkSince(J, Path, "default_grid", 6))
+    return S;
+  if (Status S = checkSince(J, Path, "default_dynamic_smem", 6))
+    return S;
+  if (Status S = checkSince(J, Path, "replicas", 6))
+    return S;
+  if (Status S = checkSince(J, Path, "setmaxnreg", 6))
+    return S;
   if (Status S =
           ReadVersion < 2
               ? expectObject(J, Path,
                              {"kernel", "module", "threads", "block", "grid",
                               "dynamic_smem_offset", "dynamic_smem", "arg_map"})
-              : expectObject(J, Path,
+          : ReadVersion < 6
+              ? expectObject(J, Path,
                              {"kernel", "module", "threads", "ratio", "block",
                               "grid", "dynamic_smem_offset", "dynamic_smem",
-                              "arg_map"}))
+                              "arg_map"})
+              : expectObject(J, Path,
+                             {"kernel", "module", "threads", "ratio", "block",
+                              "grid", "default_grid", "dynamic_smem_offset",
+                              "dynamic_smem", "default_dynamic_smem", "arg_map",
+                              "replicas", "setmaxnreg"}))
     return S;
   REQUIRED(J, Path, "kernel", Kernel);
   if (Status S = getString(Kernel, member(Path, "kernel"), F.Kernel))
@@ -374,16 +388,34 @@ Status ManifestReader::readFused(const json &J, const std::string &Path,
       return S;
     F.Ratio = Ratio;
   }
+  if (auto It = J.find("replicas"); It != J.end())
+    if (Status S = getUInt(*It, member(Path, "replicas"), F.Replicas))
+      return S;
+  if (auto It = J.find("setmaxnreg"); It != J.end())
+    if (Status S = getUInt(*It, member(Path, "setmaxnreg"), F.Setmaxnreg))
+      return S;
   if (auto It = J.find("block"); It != J.end())
     if (Status S = getDim3OrRuntime(*It, member(Path, "block"), F.Block))
       return S;
   if (auto It = J.find("grid"); It != J.end())
     if (Status S = getDim3OrRuntime(*It, member(Path, "grid"), F.Grid))
       return S;
+  if (auto It = J.find("default_grid"); It != J.end()) {
+    Dim3 D;
+    if (Status S = getDim3(*It, member(Path, "default_grid"), D))
+      return S;
+    F.DefaultGrid = D;
+  }
   if (auto It = J.find("dynamic_smem_offset"); It != J.end())
     if (Status S = getUInt(*It, member(Path, "dynamic_smem_offset"),
                            F.DynamicSmemOffset))
       return S;
+  if (auto It = J.find("default_dynamic_smem"); It != J.end()) {
+    uint64_t V = 0;
+    if (Status S = getUInt(*It, member(Path, "default_dynamic_smem"), V))
+      return S;
+    F.DefaultDynamicSmem = V;
+  }
   if (auto It = J.find("dynamic_smem"); It != J.end())
     if (Status S =
             getUIntOrRuntime(*It, member(Path, "dynamic_smem"), F.DynamicSmem))
@@ -526,18 +558,25 @@ Status ManifestReader::readKernel(const json &J, const std::string &Path,
     return S;
   if (Status S = checkSince(J, Path, "probe_occupancy", 5))
     return S;
-  if (Status S = ReadVersion < 2
-                     ? expectObject(J, Path,
-                                    {"name", "params", "launch", "resources",
-                                     "fused_from", "probes"})
-                 : ReadVersion < 5
-                     ? expectObject(J, Path,
-                                    {"name", "params", "launch", "resources",
-                                     "fusion_strategy", "fused_from", "probes"})
-                     : expectObject(J, Path,
-                                    {"name", "params", "launch", "resources",
-                                     "fusion_strategy", "fused_from", "probes",
-                                     "probe_occupancy"}))
+  if (Status S = checkSince(J, Path, "shape_params", 6))
+    return S;
+  if (Status S =
+          ReadVersion < 2 ? expectObject(J, Path,
+                                         {"name", "params", "launch",
+                                          "resources", "fused_from", "probes"})
+          : ReadVersion < 5
+              ? expectObject(J, Path,
+                             {"name", "params", "launch", "resources",
+                              "fusion_strategy", "fused_from", "probes"})
+          : ReadVersion < 6
+              ? expectObject(J, Path,
+                             {"name", "params", "launch", "resources",
+                              "fusion_strategy", "fused_from", "probes",
+                              "probe_occupancy"})
+              : expectObject(J, Path,
+                             {"name", "params", "launch", "resources",
+                              "fusion_strategy", "fused_from", "shape_params",
+                              "probes", "probe_occupancy"}))
     return S;
   REQUIRED(J, Path, "name", Name);
   if (Status S = getString(Name, member(Path, "name"), K.Name))
@@ -571,10 +610,12 @@ Status ManifestReader::readKernel(const json &J, const std::string &Path,
       K.Strategy = FusionStrategy::Interleave;
     else if (StrategyName == "dynamic")
       K.Strategy = FusionStrategy::Dynamic;
+    else if (StrategyName == "sm_aware")
+      K.Strategy = FusionStrategy::SMAware;
     else
-      return fail(StrategyPath,
-                  "expected \"thread\", \"interleave\" or \"dynamic\", got \"" +
-                      StrategyName + "\"");
+      return fail(StrategyPath, "expected \"thread\", \"interleave\", "
+                                "\"dynamic\" or \"sm_aware\", got \"" +
+                                    StrategyName + "\"");
   }
   const json *Fused = nullptr;
   if (Status S = getArray(J, Path, "fused_from", /*Required=*/false, Fused))
@@ -589,6 +630,40 @@ Status ManifestReader::readKernel(const json &J, const std::string &Path,
   // Version 1 knew only thread ranges.
   if (ReadVersion < 2 && !K.FusedFrom.empty())
     K.Strategy = FusionStrategy::Thread;
+  const json *Shapes = nullptr;
+  if (Status S = getArray(J, Path, "shape_params", /*Required=*/false, Shapes))
+    return S;
+  for (size_t I = 0; Shapes && I < Shapes->size(); ++I) {
+    std::string SPath = element(member(Path, "shape_params"), I);
+    const json &SJ = (*Shapes)[I];
+    if (Status S = expectObject(SJ, SPath, {"param", "part", "value"}))
+      return S;
+    ShapeParam SP;
+    REQUIRED(SJ, SPath, "param", Param);
+    if (Status S = getUInt(Param, member(SPath, "param"), SP.Param))
+      return S;
+    REQUIRED(SJ, SPath, "part", Part);
+    if (Status S = getUInt(Part, member(SPath, "part"), SP.Part))
+      return S;
+    REQUIRED(SJ, SPath, "value", Value);
+    std::string Field;
+    if (Status S = getString(Value, member(SPath, "value"), Field))
+      return S;
+    if (Field == "grid_x")
+      SP.Field = ShapeField::GridX;
+    else if (Field == "grid_y")
+      SP.Field = ShapeField::GridY;
+    else if (Field == "grid_z")
+      SP.Field = ShapeField::GridZ;
+    else if (Field == "dynamic_smem")
+      SP.Field = ShapeField::DynamicSmem;
+    else
+      return fail(member(SPath, "value"),
+                  "expected \"grid_x\", \"grid_y\", \"grid_z\" or "
+                  "\"dynamic_smem\", got \"" +
+                      Field + "\"");
+    K.ShapeParams.push_back(SP);
+  }
   const json *Probes = nullptr;
   if (Status S = getArray(J, Path, "probes", /*Required=*/false, Probes))
     return S;
@@ -635,17 +710,16 @@ Status ManifestReader::read(const json &Root, Manifest &M) {
   if (Status S = getUInt(Version, "manifest_version", V))
     return S;
   if (V < uint64_t(Manifest::OldestVersion) ||
-      V > uint64_t(Manifest::CurrentVersion)) {
+      V > uint64_t(Manifest::NewestVersion)) {
     std::string Known = std::to_string(Manifest::OldestVersion);
-    for (int I = Manifest::OldestVersion + 1; I <= Manifest::CurrentVersion;
-         ++I)
+    for (int I = Manifest::OldestVersion + 1; I <= Manifest::NewestVersion; ++I)
       Known +=
-          (I == Manifest::CurrentVersion ? " and " : ", ") + std::to_string(I);
+          (I == Manifest::NewestVersion ? " and " : ", ") + std::to_string(I);
     return fail(
         "manifest_version",
         "unsupported version " + std::to_string(V) +
             " (this runtime reads version" +
-            (Manifest::OldestVersion < Manifest::CurrentVersion ? "s " : " ") +
+            (Manifest::OldestVersion < Manifest::NewestVersion ? "s " : " ") +
             Known + ")");
   }
   ReadVersion = V;

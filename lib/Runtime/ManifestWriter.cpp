@@ -41,6 +41,11 @@ int gpuopt::runtime::oldestVersionFor(const Manifest &M) {
       Version = std::max(Version, P.DynamicCapacity ? 4 : 3);
     if (K.Launch.SmemOptin || K.Occupancy)
       Version = std::max(Version, 5);
+    if (!K.ShapeParams.empty())
+      Version = std::max(Version, 6);
+    for (const FusedPart &F : K.FusedFrom)
+      if (F.Replicas != 1 || F.Setmaxnreg)
+        Version = std::max(Version, 6);
   }
   return Version;
 }
@@ -109,12 +114,31 @@ template <typename J> static J toJson(const Manifest &M, int Version) {
         if (F.Block)
           FJ["block"] = dimToJson<J>(*F.Block);
         FJ["grid"] = dimOrRuntime<J>(F.Grid);
+        if (F.DefaultGrid)
+          FJ["default_grid"] = dimToJson<J>(*F.DefaultGrid);
         FJ["dynamic_smem_offset"] = F.DynamicSmemOffset;
         FJ["dynamic_smem"] = uintOrRuntime<J>(F.DynamicSmem);
+        if (F.DefaultDynamicSmem)
+          FJ["default_dynamic_smem"] = *F.DefaultDynamicSmem;
         FJ["arg_map"] = F.ArgMap;
+        if (F.Replicas != 1)
+          FJ["replicas"] = F.Replicas;
+        if (F.Setmaxnreg)
+          FJ["setmaxnreg"] = F.Setmaxnreg;
         Fused.push_back(FJ);
       }
       KJ["fused_from"] = Fused;
+    }
+    if (!K.ShapeParams.empty()) {
+      J Shapes = J::array();
+      for (const ShapeParam &SP : K.ShapeParams) {
+        J SJ;
+        SJ["param"] = SP.Param;
+        SJ["part"] = SP.Part;
+        SJ["value"] = toString(SP.Field);
+        Shapes.push_back(SJ);
+      }
+      KJ["shape_params"] = Shapes;
     }
     if (!K.Probes.empty()) {
       J Probes = J::array();
@@ -167,7 +191,11 @@ template <typename J> static J toJson(const Manifest &M, int Version) {
 
 std::string gpuopt::runtime::writeManifest(const Manifest &M,
                                            const ManifestWriteOptions &Opts) {
-  int Version = Opts.Version ? Opts.Version : Manifest::CurrentVersion;
+  // A manifest that needs a newer version than the current one is written
+  // as that.
+  int Version = Opts.Version ? Opts.Version
+                             : std::max(int(Manifest::CurrentVersion),
+                                        oldestVersionFor(M));
   if (Opts.SortKeys)
     return toJson<json>(M, Version).dump(2) + "\n";
   return toJson<ojson>(M, Version).dump(2) + "\n";

@@ -111,6 +111,29 @@ Status gpuopt::runtime::resolveKernelSpec(KernelSpec &K) {
   if (K.Block->count() > 1024)
     return Status::error(Kernel + ": block " + toString(*K.Block) +
                          " has more than 1024 threads");
+  // A launch-agnostic fused kernel's launch comes from its parts'.
+  if (!K.Kernel.ShapeParams.empty()) {
+    if (K.Grid)
+      return Status::error(Kernel + " takes its parts' grids at launch "
+                                    "(shape_params); give each part's with "
+                                    "--part-grid PART=X[xY[xZ]], not --grid");
+    if (K.Smem)
+      return Status::error(Kernel + " computes its dynamic shared memory "
+                                    "from its parts'; give a part's with "
+                                    "--part-smem PART=BYTES, not --smem");
+    Expected<FusedLaunch> FL =
+        computeFusedLaunch(K.Kernel, K.PartGrids, K.PartSmem);
+    if (!FL)
+      return FL.takeStatus();
+    K.Grid = FL->Grid;
+    K.Smem = FL->DynamicSmem;
+    K.ShapeValues = FL->ShapeValues;
+  } else if (!K.PartGrids.empty() || !K.PartSmem.empty()) {
+    return Status::error(Kernel + ": --part-grid and --part-smem apply to a "
+                                  "launch-agnostic fused kernel (a manifest "
+                                  "with shape_params); give --grid and "
+                                  "--smem");
+  }
   if (!K.Grid)
     K.Grid = L.Grid;
   if (!K.Grid)
@@ -199,9 +222,12 @@ Status gpuopt::runtime::checkKernelArgs(KernelSpec &K) {
   const std::vector<ParamInfo> &Params = K.Kernel.Params;
   K.ArgParams.clear();
   size_t NumCapacities = 0;
+  size_t NumShapes = 0;
   for (size_t I = 0; I < Params.size(); ++I) {
     if (capacityOfParam(K.Kernel, I))
       ++NumCapacities;
+    else if (isShapeParam(K.Kernel, I))
+      ++NumShapes;
     else if (!probeOfParam(K.Kernel, I))
       K.ArgParams.push_back(I);
   }
@@ -216,7 +242,20 @@ Status gpuopt::runtime::checkKernelArgs(KernelSpec &K) {
         List += ": probe buffer '" + P->Name + "', allocated by gpu-run";
       else if (const ProbeBuffer *P = capacityOfParam(K.Kernel, I))
         List += ": probe capacity of '" + P->Name + "', set by gpu-run";
+      else if (isShapeParam(K.Kernel, I))
+        List += ": a part's launch shape, set by gpu-run";
     }
+    if (NumShapes)
+      return Status::error(
+          Kernel + " has " + std::to_string(Params.size()) + " parameters, " +
+          std::to_string(Params.size() - K.ArgParams.size()) +
+          " of them set by gpu-run (its parts' launch shapes" +
+          (NumShapes < Params.size() - K.ArgParams.size() ? " and probe "
+                                                            "parameters"
+                                                          : "") +
+          "; give no --arg for them): expected " +
+          std::to_string(K.ArgParams.size()) + " --arg, " +
+          std::to_string(K.Args.size()) + " given; its parameters:" + List);
     size_t NumProbes = Params.size() - K.ArgParams.size();
     if (NumProbes == 0)
       return Status::error(Kernel + " has " + std::to_string(Params.size()) +
@@ -246,6 +285,10 @@ Status gpuopt::runtime::checkKernelArgs(KernelSpec &K) {
     if (Index >= K.Args.size() || !K.Args[Index].isBuffer())
       return Status::error(Kernel + ": --out " + std::to_string(Index) + ":" +
                            Path + " does not name a buffer argument");
+  for (unsigned Index : K.Resets)
+    if (Index >= K.Args.size() || !K.Args[Index].isBuffer())
+      return Status::error(Kernel + ": reset " + std::to_string(Index) +
+                           " does not name a buffer argument");
   return Status::success();
 }
 

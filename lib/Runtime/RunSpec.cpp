@@ -43,6 +43,72 @@ Status gpuopt::runtime::addOutSpec(KernelSpec &K, const std::string &Text) {
   return Status::success();
 }
 
+/// PART=VALUE of --part-grid and --part-smem: the part and the value's text.
+static Expected<std::pair<size_t, std::string>>
+splitPartSpec(const std::string &Text, const char *Option,
+              const char *Expected) {
+  size_t Eq = Text.find('=');
+  if (Eq == std::string::npos || Eq == 0 || Eq + 1 == Text.size())
+    return Status::error(std::string(Option) + ": expected " + Expected +
+                         ", got '" + Text + "'");
+  gpuopt::runtime::Expected<uint64_t> Part =
+      parseUnsignedOption(Text.substr(0, Eq), Option);
+  if (!Part)
+    return Part.takeStatus();
+  if (*Part > 64)
+    return Status::error(std::string(Option) + ": part " +
+                         std::to_string(*Part) + " is past any fused kernel's");
+  return std::make_pair(size_t(*Part), Text.substr(Eq + 1));
+}
+
+Status gpuopt::runtime::addPartGridSpec(KernelSpec &K,
+                                        const std::string &Text) {
+  auto Spec = splitPartSpec(Text, "--part-grid", "PART=X[xY[xZ]]");
+  if (!Spec)
+    return Spec.takeStatus();
+  std::string Dims = Spec->second;
+  for (char &C : Dims)
+    if (C == 'x')
+      C = ',';
+  Expected<Dim3> Grid = parseDim3(Dims);
+  if (!Grid)
+    return Status::error("--part-grid " + Text + ": " +
+                         Grid.status().message());
+  if (K.PartGrids.size() <= Spec->first)
+    K.PartGrids.resize(Spec->first + 1);
+  if (K.PartGrids[Spec->first])
+    return Status::error("--part-grid " + Text + ": part " +
+                         std::to_string(Spec->first) +
+                         "'s grid is given twice");
+  K.PartGrids[Spec->first] = *Grid;
+  return Status::success();
+}
+
+Status gpuopt::runtime::addPartSmemSpec(KernelSpec &K,
+                                        const std::string &Text) {
+  auto Spec = splitPartSpec(Text, "--part-smem", "PART=BYTES");
+  if (!Spec)
+    return Spec.takeStatus();
+  Expected<uint64_t> Bytes = parseUnsignedOption(Spec->second, "--part-smem");
+  if (!Bytes)
+    return Bytes.takeStatus();
+  if (K.PartSmem.size() <= Spec->first)
+    K.PartSmem.resize(Spec->first + 1);
+  if (K.PartSmem[Spec->first])
+    return Status::error("--part-smem " + Text + ": part " +
+                         std::to_string(Spec->first) +
+                         "'s dynamic shared memory is given twice");
+  K.PartSmem[Spec->first] = *Bytes;
+  return Status::success();
+}
+
+bool gpuopt::runtime::isShapeParam(const KernelInfo &K, size_t Index) {
+  for (const ShapeParam &SP : K.ShapeParams)
+    if (SP.Param == Index)
+      return true;
+  return false;
+}
+
 Expected<ConstSpec> gpuopt::runtime::parseConstSpec(const std::string &Text,
                                                     const std::string &Where) {
   // NAME ends at the first ':' followed by an element type and ':', so that
@@ -169,10 +235,10 @@ Status RunSpecReader::getLabel(const json &V, const std::string &Path,
 
 Status RunSpecReader::readKernel(const json &KJ, const std::string &P,
                                  KernelSpec &K) const {
-  if (Status S =
-          expectKeys(KJ, P,
-                     {"label", "module", "kernel", "manifest", "grid", "block",
-                      "smem", "args", "consts", "out", "trace", "time_alone"}))
+  if (Status S = expectKeys(KJ, P,
+                            {"label", "module", "kernel", "manifest", "grid",
+                             "block", "smem", "part_grids", "part_smem", "args",
+                             "consts", "out", "trace", "time_alone", "reset"}))
     return S;
   if (!KJ.contains("module"))
     return fail(P + ".module", "missing");
@@ -197,6 +263,39 @@ Status RunSpecReader::readKernel(const json &KJ, const std::string &P,
     if (Status S = getUInt(KJ["smem"], P + ".smem", Smem))
       return S;
     K.Smem = Smem;
+  }
+  // Launch-agnostic fused kernels: {"PART": [x, y, z] or "XxY"} and
+  // {"PART": BYTES}.
+  if (KJ.contains("part_grids")) {
+    if (!KJ["part_grids"].is_object())
+      return fail(P + ".part_grids", "expected an object {\"PART\": GRID}");
+    for (const auto &Item : KJ["part_grids"].items()) {
+      std::string GP = P + ".part_grids." + Item.key();
+      std::optional<Dim3> Grid;
+      if (Item.value().is_string()) {
+        if (Status S = addPartGridSpec(K, Item.key() + "=" +
+                                              Item.value().get<std::string>()))
+          return fail(GP, S.message());
+        continue;
+      }
+      if (Status S = getDim3(Item.value(), GP, Grid))
+        return S;
+      if (Status S = addPartGridSpec(K, Item.key() + "=" + toString(*Grid)))
+        return fail(GP, S.message());
+    }
+  }
+  if (KJ.contains("part_smem")) {
+    if (!KJ["part_smem"].is_object())
+      return fail(P + ".part_smem", "expected an object {\"PART\": BYTES}");
+    for (const auto &Item : KJ["part_smem"].items()) {
+      std::string SP = P + ".part_smem." + Item.key();
+      uint64_t Bytes = 0;
+      if (Status S = getUInt(Item.value(), SP, Bytes))
+        return S;
+      if (Status S =
+              addPartSmemSpec(K, Item.key() + "=" + std::to_string(Bytes)))
+        return fail(SP, S.message());
+    }
   }
   if (KJ.contains("args")) {
     const json &Args = KJ["args"];
@@ -238,6 +337,17 @@ Status RunSpecReader::readKernel(const json &KJ, const std::string &P,
     if (!KJ["time_alone"].is_boolean())
       return fail(P + ".time_alone", "expected true or false");
     K.TimeAlone = KJ["time_alone"].get<bool>();
+  }
+  if (KJ.contains("reset")) {
+    const json &R = KJ["reset"];
+    if (!R.is_array())
+      return fail(P + ".reset", "expected an array of argument indices");
+    for (size_t J = 0; J < R.size(); ++J) {
+      if (!R[J].is_number_unsigned())
+        return fail(P + ".reset[" + std::to_string(J) + "]",
+                    "expected an argument index");
+      K.Resets.push_back(R[J].get<unsigned>());
+    }
   }
   if (KJ.contains("out")) {
     if (!KJ["out"].is_object())

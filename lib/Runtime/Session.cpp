@@ -9,6 +9,7 @@
 #include "gpuopt/Runtime/Session.h"
 
 #include <algorithm>
+#include <cstring>
 #include <fstream>
 
 using namespace gpuopt::runtime;
@@ -135,13 +136,28 @@ Session::packArgs(size_t I, const std::vector<ParamInfo> &Params,
     const ArgSpec &A = K.Args[J];
     unsigned Index = unsigned(Probed ? K.ArgParams[J] : J);
     Status S = Status::success();
-    if (A.isBuffer()) {
-      CUdeviceptr Ptr = Buffers[J].ptr();
-      S = Pack->set(Index, &Ptr, sizeof(Ptr));
+    if (A.isBuffer() || (A.K == ArgSpec::Kind::Null && Index < Params.size() &&
+                         Params[Index].Kind == ParamKind::Bytes)) {
+      // An aggregate parameter gets the address in its first 8 bytes
+      // (checkArgAgainstParam).
+      CUdeviceptr Ptr = A.isBuffer() ? Buffers[J].ptr() : 0;
+      std::vector<uint8_t> Raw(
+          std::max<uint64_t>(Index < Params.size() ? Params[Index].Size : 8,
+                             sizeof(Ptr)),
+          0);
+      std::memcpy(Raw.data(), &Ptr, sizeof(Ptr));
+      S = Pack->set(Index, Raw.data(), Raw.size());
     } else {
       S = Pack->set(Index, A.Value.data(), A.Value.size());
     }
     if (S)
+      return S;
+  }
+  // A launch-agnostic kernel's parts' shapes.
+  for (size_t J = 0; Probed && J < K.ShapeValues.size(); ++J) {
+    uint32_t Value = K.ShapeValues[J];
+    if (Status S = Pack->set(unsigned(K.Kernel.ShapeParams[J].Param), &Value,
+                             sizeof(Value)))
       return S;
   }
   for (size_t J = 0; Probed && J < K.Kernel.Probes.size(); ++J) {
@@ -250,7 +266,11 @@ Status Session::startTiming() {
 }
 
 LaunchItem Session::item(size_t I) const {
-  return LaunchItem{Runs[I].Fn, Spec.Kernels[I].Config, Runs[I].Args.get()};
+  LaunchItem Item{Runs[I].Fn, Spec.Kernels[I].Config, Runs[I].Args.get(), {}};
+  for (unsigned J : Spec.Kernels[I].Resets)
+    Item.Resets.push_back(
+        {Runs[I].Buffers[J].ptr(), Spec.Kernels[I].Args[J].bufferBytes()});
+  return Item;
 }
 
 Expected<Stats> Session::timeAlone(size_t I) {

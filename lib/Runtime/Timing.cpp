@@ -90,6 +90,10 @@ gpuopt::runtime::timeInterleaved(const Context &C,
       const TimedEntry &E = Entries[EI];
       size_t Slot = (Round - (Timed ? Warmup : 0)) * Entries.size() + EI;
       CUevent Start = Timed ? Starts[Slot]->get() : Release[0]->get();
+      // State reset before every launch goes before the start event.
+      for (const LaunchItem &It : E.Items)
+        for (const auto &[Ptr, Bytes] : It.Resets)
+          GPUOPT_CU_CHECK(D, cuMemsetD8Async, Ptr, 0, Bytes, Main);
       GPUOPT_CU_CHECK(D, cuEventRecord, Start, Main);
       if (Graphs[EI]) {
         if (Status St = Graphs[EI]->launch(Main))

@@ -128,10 +128,11 @@ def run_gpu_opt(gpu_opt, kernels, options, out_ptx, timeout):
     return manifest, (r.stderr or "").strip()
 
 
-def plan_key(strategy, threads, ratio, maxnreg):
+def plan_key(strategy, threads, ratio, maxnreg, units=1):
     if strategy == "thread":
         return ("thread", tuple(threads), int(maxnreg or 0))
-    return (strategy, tuple(ratio), int(maxnreg or 0))
+    # dynamic and sm_aware blocks may take several work units per ticket.
+    return (strategy, tuple(ratio), int(maxnreg or 0), int(units or 1))
 
 
 def ratio_ladder(n_parts, strategies=("interleave", "dynamic")):
@@ -178,7 +179,7 @@ def cmd_prepare(args):
     if args.exhaustive:
         chosen = list(feasible)
         seen = {plan_key(c["strategy"], c.get("threads", []), c.get("ratio", []),
-                         c.get("maxnreg")) for c in chosen}
+                         c.get("maxnreg"), c.get("units")) for c in chosen}
         for c in ratio_ladder(len(kernels)):
             key = plan_key(c["strategy"], [], c["ratio"], 0)
             if key not in seen:

@@ -62,12 +62,24 @@ def extra_arg(param):
     return f"scalar:{ty}:0"
 
 
+def shape_param_indices(kernel):
+    """Parameters of a launch-agnostic fused kernel (gpu-opt --hfuse
+    runtime-shapes=true) that gpu-run sets itself from the parts' grids and
+    shared memory: its manifest's "shape_params"."""
+    return {int(s["param"]) for s in kernel.get("shape_params") or []
+            if isinstance(s, dict) and "param" in s}
+
+
 def map_args(manifest, entries, original_args):
-    """The fused kernel's argument specs in parameter order, placing argument
-    i of original p at fused_from[p].arg_map[i]. Returns (args, notes, where)
-    with where[p][i] = fused index. Buffers must not share a parameter."""
+    """The fused kernel's argument specs (gpu-run --arg) in parameter order,
+    placing argument i of original p at fused_from[p].arg_map[i]. Returns
+    (args, notes, where) with where[p][i] = the index of that argument among
+    the --arg specs (the fused parameter's index, less the shape parameters
+    before it, which gpu-run sets and takes no --arg for). Buffers must not
+    share a parameter."""
     kernel = fused_kernel(manifest)
     params = kernel.get("params") or []
+    shape = shape_param_indices(kernel)
     order = part_order(kernel, entries)
     fused = [None] * len(params)
     where = []
@@ -81,18 +93,21 @@ def map_args(manifest, entries, original_args):
             if not 0 <= fi < len(params):
                 raise MappingError(f"part {order[p]}: arg_map[{i}] = {fi} is not a "
                                    f"parameter (the kernel has {len(params)})")
+            if fi in shape:
+                raise MappingError(f"part {order[p]}: arg_map[{i}] = {fi} is a shape "
+                                   "parameter, which gpu-run sets")
             if fused[fi] is not None and (fused[fi] != a or parse_arg(a)["kind"] == "buf"):
                 raise MappingError(f"fused parameter {fi} receives both {fused[fi]!r} "
                                    f"and {a!r}")
             fused[fi] = a
-        where.append(list(amap))
+        where.append([fi - sum(1 for s in shape if s < fi) for fi in amap])
     notes = []
     for fi, a in enumerate(fused):
-        if a is None:
+        if a is None and fi not in shape:
             fused[fi] = extra_arg(params[fi])
             notes.append(f"fused parameter {fi} ({params[fi].get('name')}) receives no "
                          f"original argument: passing {fused[fi]}")
-    return fused, notes, where
+    return [a for fi, a in enumerate(fused) if fi not in shape], notes, where
 
 
 def args_bytes(args):

@@ -10,7 +10,10 @@ contents in every process, so the runs see the same data.
 
 - A fused kernel (its manifest has `fused_from`, as `gpu-opt --hfuse`
   writes it) takes the originals' arguments placed by each part's `arg_map`
-  (gpuopt.launch_args); its launch shape comes from the manifest.
+  (gpuopt.launch_args); its launch shape comes from the manifest, or, for a
+  launch-agnostic one (`shape_params`, `--hfuse runtime-shapes=true`), from
+  the originals' grids and dynamic shared memory (gpu-run --part-grid,
+  --part-smem), so one fused PTX is checked at each shape the spec gives.
 - A probed kernel (`gpu-opt --probe`) takes its one original's arguments and
   launch; gpu-run allocates the probe buffers from the manifest.
 
@@ -30,7 +33,7 @@ import shutil
 import sys
 import tempfile
 
-from gpuopt.launch_args import MappingError, map_args, parse_arg
+from gpuopt.launch_args import MappingError, map_args, parse_arg, part_order
 from gpuopt.tools import (add_tool_option, command_parser, ToolNotFound, find_tool,
                            run_watchdog)
 
@@ -150,6 +153,10 @@ def kernel_command(gpu_run, spec, module=None, manifest=None):
         cmd += ["--block", ",".join(map(str, spec["block"]))]
     if "grid" in spec or "smem" in spec:
         cmd += ["--smem", str(spec.get("smem", 0))]
+    for part, grid in sorted((spec.get("part_grids") or {}).items()):
+        cmd += ["--part-grid", f"{part}=" + "x".join(map(str, grid))]
+    for part, smem in sorted((spec.get("part_smem") or {}).items()):
+        cmd += ["--part-smem", f"{part}={smem}"]
     for a in spec["args"]:
         cmd += ["--arg", a]
     return cmd
@@ -184,6 +191,23 @@ def entry_name(label, spec):
     return names[0] if len(names) == 1 else label
 
 
+def part_shapes(kernel, entries, specs):
+    """A launch-agnostic fused kernel's "part_grids" and "part_smem" (gpu-run
+    --part-grid, --part-smem) from the originals' run specs: each part gets
+    its original's grid, and its dynamic shared memory where the manifest
+    takes it at launch ("dynamic_smem": "runtime"). An original without a
+    grid leaves its part to the manifest's default."""
+    order = part_order(kernel, entries)
+    grids, smem = {}, {}
+    for p, spec in enumerate(specs):
+        part = order[p]
+        if "grid" in spec:
+            grids[str(part)] = list(spec["grid"])
+        if kernel["fused_from"][part].get("dynamic_smem") == "runtime":
+            smem[str(part)] = int(spec.get("smem", 0))
+    return {"part_grids": grids, "part_smem": smem}
+
+
 def transformed_spec(originals, module, manifest, kernel=None, entries=None):
     """The run spec entry of a transformed kernel, with (notes, where, fused):
     where[p][i] is the argument index of original p's argument i, fused
@@ -200,8 +224,11 @@ def transformed_spec(originals, module, manifest, kernel=None, entries=None):
         entries = entries or [entry_name(label, s) for label, s in originals]
         args, notes, where = map_args({"kernels": [k]}, entries,
                                       [s["args"] for _, s in originals])
-        return ({"module": module, "manifest": manifest, "kernel": k["name"], "args": args},
-                notes, where, True)
+        fused_spec = {"module": module, "manifest": manifest, "kernel": k["name"],
+                      "args": args}
+        if k.get("shape_params"):
+            fused_spec.update(part_shapes(k, entries, [s for _, s in originals]))
+        return fused_spec, notes, where, True
     if len(originals) != 1:
         raise VerifyError(f"{manifest}: no fused kernel (fused_from) among its kernels; "
                           f"a kernel that is not fused has one original, not "

@@ -335,6 +335,8 @@ def test_ratio_ladder_and_plan_key():
     assert hs.plan_key("interleave", [256, 256], [1, 8], 0) == \
         hs.plan_key("interleave", [], [1, 8], None)
     assert hs.plan_key("interleave", [], [1, 8], 0) != hs.plan_key("dynamic", [], [1, 8], 0)
+    assert hs.plan_key("sm_aware", [], [1, 8], 0, 2) != hs.plan_key("sm_aware", [], [1, 8], 0)
+    assert hs.plan_key("sm_aware", [], [1, 8], 0, None) == hs.plan_key("sm_aware", [], [1, 8], 0)
     assert hs.base_options([
         {"kernel": "ka", "block": [256], "grid": [4, 2], "smem": 16},
         {"kernel": "kb", "block": [16, 16], "grid": [8]}], None, "sm_90a") == [

@@ -50,6 +50,21 @@ def test_map_args_extra_parameter_and_shared_scalar():
     assert args[5] == "buf:u32:1024:zero" and len(notes) == 1 and "parameter 5" in notes[0]
 
 
+def test_map_args_leaves_out_shape_params():
+    # A launch-agnostic fused kernel: gpu-run sets parameters 2 and 6 itself,
+    # so they take no --arg, and the arguments after 2 move one place down.
+    m = manifest([{"kernel": "ka", "arg_map": [0, 1, 3]},
+                  {"kernel": "kb", "arg_map": [4, 5, 7]}], params=8)
+    m["kernels"][0]["shape_params"] = [{"param": 2, "part": 0, "value": "grid_x"},
+                                       {"param": 6, "part": 1, "value": "grid_x"}]
+    args, notes, where = la.map_args(m, ["ka", "kb"], [A_ARGS, B_ARGS])
+    assert args == A_ARGS + B_ARGS and notes == []
+    assert where == [[0, 1, 2], [3, 4, 5]]
+    m["kernels"][0]["fused_from"][1]["arg_map"] = [4, 5, 6]
+    with pytest.raises(la.MappingError, match="shape parameter"):
+        la.map_args(m, ["ka", "kb"], [A_ARGS, B_ARGS])
+
+
 def test_map_args_errors():
     shared_buf = manifest([{"kernel": "ka", "arg_map": [0, 1, 2]},
                            {"kernel": "kb", "arg_map": [3, 4, 2]}])

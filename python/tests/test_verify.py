@@ -240,3 +240,66 @@ def test_module_help():
                        capture_output=True, text=True)
     assert r.returncode == 0
     assert "--manifest" in r.stdout and "fused_from" in r.stdout
+
+
+# Launch-agnostic fused kernels (manifest "shape_params"): the parts' launches
+# come from the originals' run specs ------------------------------------------------
+
+def agnostic_manifest(tmp_path):
+    params = [{"name": n, "type": t, "size": s, "align": s, "offset": o, "kind": "scalar"}
+              for n, t, s, o in (("a_out", "u64", 8, 0), ("a_n", "u32", 4, 8),
+                                 ("b_out", "u64", 8, 16), ("g0x", "u32", 4, 24),
+                                 ("g0y", "u32", 4, 28), ("g0z", "u32", 4, 32),
+                                 ("g1x", "u32", 4, 36), ("g1y", "u32", 4, 40),
+                                 ("g1z", "u32", 4, 44), ("s1", "u32", 4, 48))]
+    shapes = [{"param": 3 + 3 * p + i, "part": p, "value": f"grid_{'xyz'[i]}"}
+              for p in range(2) for i in range(3)]
+    shapes.append({"param": 9, "part": 1, "value": "dynamic_smem"})
+    man = {"manifest_version": 6, "module": {"path": "f.ptx", "format": "ptx"},
+           "kernels": [{"name": "f", "params": params,
+                        "launch": {"block": [128, 1, 1], "grid": "runtime",
+                                   "dynamic_smem": "runtime"},
+                        "fusion_strategy": "interleave",
+                        "fused_from": [
+                            {"kernel": "tile", "threads": [0, 64], "grid": "runtime",
+                             "dynamic_smem": "runtime", "arg_map": [2]},
+                            {"kernel": "scale", "threads": [0, 128], "grid": "runtime",
+                             "dynamic_smem": 0, "arg_map": [0, 1]}],
+                        "shape_params": shapes}]}
+    path = tmp_path / "f.json"
+    path.write_text(json.dumps(man))
+    return str(path)
+
+
+ORIGINALS = [("scale", {"module": "scale.ptx", "kernel": "scale", "grid": [300],
+                        "block": [128], "smem": 0,
+                        "args": ["buf:u32:38400:out", "scalar:u32:38400"]}),
+             ("tile", {"module": "tile.ptx", "kernel": "tile", "grid": [16, 8, 2],
+                       "block": [16, 4], "smem": 256, "args": ["buf:u32:256:out"]})]
+
+
+def test_launch_agnostic_kernel_takes_the_originals_shapes(tmp_path):
+    manifest = agnostic_manifest(tmp_path)
+    spec, notes, where, fused = vf.transformed_spec(ORIGINALS, "f.ptx", manifest)
+    assert fused and notes == []
+    # fused_from lists tile first: the parts are matched by name.
+    assert spec["part_grids"] == {"1": [300], "0": [16, 8, 2]}
+    # Only tile's size is taken at launch.
+    assert spec["part_smem"] == {"0": 256}
+    # The shape parameters take no --arg.
+    assert spec["args"] == ["buf:u32:38400:out", "scalar:u32:38400", "buf:u32:256:out"]
+    assert where == [[0, 1], [2]]
+    cmd = vf.kernel_command("gpu-run", spec)
+    assert "--grid" not in cmd and "--smem" not in cmd
+    assert cmd[cmd.index("--part-grid") + 1] == "0=16x8x2"
+    assert cmd[cmd.index("--part-grid", cmd.index("--part-grid") + 1) + 1] == "1=300"
+    assert cmd[cmd.index("--part-smem") + 1] == "0=256"
+
+
+def test_original_without_grid_leaves_the_default(tmp_path):
+    manifest = agnostic_manifest(tmp_path)
+    originals = [(label, {k: v for k, v in s.items() if k != "grid"})
+                 for label, s in ORIGINALS]
+    spec, _, _, _ = vf.transformed_spec(originals, "f.ptx", manifest)
+    assert spec["part_grids"] == {}
+    assert "--part-grid" not in vf.kernel_command("gpu-run", spec)

@@ -19,6 +19,7 @@
 #include "gpuopt/Runtime/RunSpec.h"
 #include "gpuopt/Runtime/Session.h"
 
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -42,6 +43,17 @@ another kernel spec):
                        file's .entry headers give the parameter layout and
                        a cubin's comes from the driver
   --grid X[,Y[,Z]]     grid (required unless the manifest fixes it)
+  --part-grid P=X[xY[xZ]]
+                       a launch-agnostic fused kernel (its manifest has
+                       "shape_params", gpu-opt --hfuse runtime-shapes=true):
+                       part P's grid (default: the manifest's
+                       "default_grid"); gpu-run computes the fused grid and
+                       dynamic shared memory from the parts' (thread split:
+                       the most blocks of any part; interleave, dynamic: the
+                       sum) and sets the shape parameters itself
+  --part-smem P=BYTES  such a kernel: part P's dynamic shared memory, where
+                       the manifest takes it at launch (default: its
+                       "default_dynamic_smem")
   --block X[,Y[,Z]]    block (default: .reqntid, or the manifest's)
   --smem BYTES         dynamic shared memory (default: the manifest's; 0 when
                        the kernel names no .extern .shared array); at least
@@ -65,6 +77,11 @@ another kernel spec):
                                 must hold exactly COUNT elements
       scalar:TYPE:VALUE     a value: decimal, 0x hex, or a float like 1e-5
       null                  a null pointer
+                            (buf: and null also go into an aggregate
+                            parameter of 8 bytes or more at an 8-byte
+                            aligned offset: the address in its first 8
+                            bytes, zeros after them, for a struct whose
+                            first member is a pointer)
       bytes:HEX             raw bytes of an aggregate (.b8 array) parameter
       TYPE is u8 s8 u16 s16 u32 s32 u64 s64 (i8..i64 too) f16 bf16 f32 f64
   --const NAME:TYPE:COUNT:INIT
@@ -182,7 +199,8 @@ Run spec (--spec FILE):
   {"warmup": 3, "repeat": 20,
    "kernels": [{"label": "a", "module": "a.ptx", "kernel": "k",
                 "manifest": "a.json", "grid": [64], "block": [256],
-                "smem": 0, "args": ["buf:f32:1024:random:1",
+                "smem": 0, "part_grids": {"0": [64], "1": "16x16"},
+                "part_smem": {"1": 4096}, "args": ["buf:f32:1024:random:1",
                 "scalar:u32:1024"], "consts": ["coeffs:f32:16:fill:1"],
                 "out": {"0": "a0.bin"}, "trace": "a.trace"}, ...],
    "groups": [{"name": "a+b", "kernels": ["a", "b"],
@@ -195,7 +213,10 @@ Run spec (--spec FILE):
   --concurrent and --graph do. "also" names further kernels to time alone in
   the group's rounds, e.g. the fused kernel next to the baselines of its
   originals. All of a group's measurements are interleaved round by round so
-  that clock drift affects them alike. Relative paths are relative to the
+  that clock drift affects them alike. A kernel's "reset": [INDEX, ...]
+  names buffer arguments zeroed before each of its timed and warm-up
+  launches, outside the timed interval (state its library zeroes before
+  every launch, such as a tile counter). Relative paths are relative to the
   current directory.
 
 JSON report (--json FILE): "device", "warmup", "repeat", "kernels" (each
@@ -279,6 +300,10 @@ Options parseCommandLine(int Argc, char **Argv) {
       K.ManifestPath = Value(I);
     } else if (A == "--grid") {
       K.Grid = take(parseDim3(Value(I)));
+    } else if (A == "--part-grid") {
+      check(addPartGridSpec(K, Value(I)));
+    } else if (A == "--part-smem") {
+      check(addPartSmemSpec(K, Value(I)));
     } else if (A == "--block") {
       K.Block = take(parseDim3(Value(I)));
     } else if (A == "--smem") {
@@ -403,6 +428,9 @@ void printLayout(const Manifest &M) {
         std::cout << ", probe buffer '" << PB->Name << "'";
       else if (const ProbeBuffer *PB = capacityOfParam(KI, I))
         std::cout << ", probe capacity of '" << PB->Name << "'";
+      for (const ShapeParam &SP : KI.ShapeParams)
+        if (SP.Param == I)
+          std::cout << ", " << toString(SP.Field) << " of part " << SP.Part;
       std::cout << "\n";
     }
   }
@@ -450,6 +478,24 @@ KernelReport runChecked(Session &S, size_t I) {
               toString(K.Config.Grid).c_str(), toString(K.Config.Block).c_str(),
               (unsigned long long)K.Config.DynamicSmem, Fn.Registers,
               Fn.StaticSmem, Fn.LocalBytes);
+  // A launch-agnostic kernel: what each part was given.
+  if (!K.ShapeValues.empty()) {
+    // Per part: grid x, y, z and dynamic shared memory (-1: not given).
+    std::vector<std::array<int64_t, 4>> Parts(K.Kernel.FusedFrom.size(),
+                                              {1, 1, 1, -1});
+    for (size_t J = 0; J < K.ShapeValues.size(); ++J) {
+      const ShapeParam &SP = K.Kernel.ShapeParams[J];
+      Parts[SP.Part][size_t(SP.Field)] = K.ShapeValues[J];
+    }
+    for (size_t P = 0; P < Parts.size(); ++P) {
+      std::printf("  part %zu (%s): grid %lld,%lld,%lld", P,
+                  K.Kernel.FusedFrom[P].Kernel.c_str(), (long long)Parts[P][0],
+                  (long long)Parts[P][1], (long long)Parts[P][2]);
+      if (Parts[P][3] >= 0)
+        std::printf(", dynamic smem %lld", (long long)Parts[P][3]);
+      std::printf("\n");
+    }
+  }
   for (const CountedMap &C : Counted)
     std::printf("  probe %s: counting run: at most %llu records per slot, "
                 "buffer %llu bytes\n",

@@ -144,8 +144,16 @@ TEST(ArgSpec, ParamChecks) {
             "an integer value for a floating-point parameter");
   EXPECT_EQ(checkArgAgainstParam(parse("buf:f32:4:zero"), U32, 0).message(),
             "argument 0 ('buf:f32:4:zero') for parameter 'n' (.u32, 4 "
-            "bytes): a buffer address needs an 8-byte scalar parameter");
+            "bytes): a buffer address needs an 8-byte scalar parameter or an "
+            "aggregate of at least 8 bytes at an 8-byte aligned offset");
   EXPECT_FALSE(checkArgAgainstParam(parse("scalar:u64:1"), Agg, 0).ok());
+  // A struct whose first member is a pointer takes a buffer's address.
+  EXPECT_TRUE(checkArgAgainstParam(parse("buf:f32:4:zero"), Agg, 0).ok());
+  EXPECT_TRUE(checkArgAgainstParam(parse("null"), Agg, 0).ok());
+  ParamInfo Agg4{"s4", "b8", 4, 4, 0, ParamKind::Bytes, "", 0};
+  ParamInfo AggOdd{"s12", "b8", 16, 4, 12, ParamKind::Bytes, "", 0};
+  EXPECT_FALSE(checkArgAgainstParam(parse("buf:f32:4:zero"), Agg4, 0).ok());
+  EXPECT_FALSE(checkArgAgainstParam(parse("buf:f32:4:zero"), AggOdd, 0).ok());
 }
 
 TEST(ArgSpec, HalfConversionsRoundTrip) {

@@ -15,7 +15,9 @@
 // function attribute set to that file, for tests to count; with
 // $FAKE_CUDA_LOG_MODULES set too, also a line per module load and unload,
 // and each launch line names its module instance (numbered from 1 in load
-// order). $FAKE_CUDA_FREE_MEMORY sets the free memory it reports (default:
+// order); with $FAKE_CUDA_LOG_PARAMS too, a line after each launch with its
+// grid, block, dynamic shared memory and the listed parameters as u32
+// (logShape). $FAKE_CUDA_FREE_MEMORY sets the free memory it reports (default:
 // all of its 1 GiB), and allocations larger than $FAKE_CUDA_MAX_ALLOC bytes
 // fail as out of memory. Every function reports $FAKE_CUDA_STATIC_SMEM bytes
 // of static shared memory (default 0), and a launch fails as the driver's
@@ -114,6 +116,7 @@ STUB(cuMemcpyDtoH_v2)
 STUB(cuMemcpyDtoD_v2)
 STUB(cuMemGetInfo_v2)
 STUB(cuMemsetD8_v2)
+STUB(cuMemsetD8Async)
 STUB(cuModuleLoadDataEx)
 STUB(cuModuleUnload)
 STUB(cuModuleGetFunction)
@@ -214,6 +217,13 @@ CUresult cuMemcpyDtoH_v2(void *H, CUdeviceptr D, size_t N) {
 }
 CUresult cuMemsetD8_v2(CUdeviceptr D, unsigned char V, size_t N) {
   memset((void *)(uintptr_t)D, V, N);
+  return 0;
+}
+static void logLine(const char *Format, ...);
+CUresult cuMemsetD8Async(CUdeviceptr D, unsigned char V, size_t N, void *S) {
+  (void)S;
+  memset((void *)(uintptr_t)D, V, N);
+  logLine("memset-async %zu bytes to %u", N, (unsigned)V);
   return 0;
 }
 CUresult cuMemcpyDtoD_v2(CUdeviceptr D, CUdeviceptr S, size_t N) {
@@ -460,6 +470,30 @@ static void logLine(const char *Format, ...) {
   fclose(F);
 }
 
+/* With $FAKE_CUDA_LOG_PARAMS set to parameter indices ("3,4,5"), a line
+   per kernel launch after its launch line: its grid, block and dynamic
+   shared memory, and those parameters read as u32. */
+static void logShape(unsigned GX, unsigned GY, unsigned GZ, unsigned BX,
+                     unsigned BY, unsigned BZ, unsigned Smem, void **Params) {
+  const char *List = getenv("FAKE_CUDA_LOG_PARAMS");
+  char Line[1024];
+  int N;
+  if (!List || !*List)
+    return;
+  N = snprintf(Line, sizeof(Line), "  grid %u,%u,%u block %u,%u,%u smem %u",
+               GX, GY, GZ, BX, BY, BZ, Smem);
+  while (*List && N > 0 && (size_t)N < sizeof(Line)) {
+    char *End;
+    unsigned long I = strtoul(List, &End, 10), V;
+    if (End == List)
+      break;
+    V = *(const unsigned *)Params[I];
+    N += snprintf(Line + N, sizeof(Line) - (size_t)N, " %lu=%lu", I, V);
+    List = *End == ',' ? End + 1 : End;
+  }
+  logLine("%s", Line);
+}
+
 static void decode(const void *F, unsigned GX, unsigned GY, unsigned GZ,
                    unsigned BX, unsigned BY, unsigned BZ, void **Params,
                    FakeLaunch *L) {
@@ -595,6 +629,7 @@ CUresult cuLaunchKernel(void *F, unsigned GX, unsigned GY, unsigned GZ,
     logLine("launch %s module %d", L.Name, L.Module);
   else
     logLine("launch %s", L.Name);
+  logShape(GX, GY, GZ, BX, BY, BZ, Smem, Params);
   run(&L);
   return 0;
 }

@@ -211,6 +211,62 @@ TEST(Manifest, InterleavedAndDynamicPartsOverlap) {
   EXPECT_FALSE(M->Kernels[0].FusedFrom[0].Ratio.has_value());
 }
 
+/// A thread split whose part y runs two copies of its 64-thread block on
+/// threads [128, 256), its warps at 56 registers (version 6).
+const char *const ValidReplicas = R"({
+  "manifest_version": 6,
+  "module": {"path": "k.ptx", "format": "ptx"},
+  "kernels": [{
+    "name": "k",
+    "params": [
+      {"name": "a", "type": "u64", "size": 8, "align": 8, "offset": 0, "kind": "pointer"},
+      {"name": "b", "type": "u64", "size": 8, "align": 8, "offset": 8, "kind": "pointer"}
+    ],
+    "launch": {"block": [256], "grid": [64], "dynamic_smem": 0},
+    "fusion_strategy": "thread",
+    "fused_from": [
+      {"kernel": "x", "threads": [0, 128], "block": [128], "grid": [64],
+       "setmaxnreg": 152, "arg_map": [0]},
+      {"kernel": "y", "threads": [128, 256], "block": [64], "grid": [128],
+       "replicas": 2, "setmaxnreg": 56, "arg_map": [1]}
+    ]
+  }]
+})";
+
+TEST(Manifest, Version6ReplicasAndSetmaxnreg) {
+  std::string Text = ValidReplicas;
+  Expected<Manifest> M = parseManifest(Text, "r.json");
+  ASSERT_TRUE(M) << M.status().message() << Text;
+  const FusedPart &Y = M->Kernels[0].FusedFrom[1];
+  EXPECT_EQ(Y.Replicas, 2u);
+  EXPECT_EQ(Y.Setmaxnreg, 56u);
+  EXPECT_EQ(M->Kernels[0].FusedFrom[0].Replicas, 1u);
+  EXPECT_EQ(M->Kernels[0].FusedFrom[0].Setmaxnreg, 152u);
+  EXPECT_EQ(oldestVersionFor(*M), 6);
+  Expected<Manifest> Back = parseManifest(writeManifest(*M), "r2.json");
+  ASSERT_TRUE(Back) << Back.status().message();
+  EXPECT_EQ(*Back, *M);
+
+  // Version 5 does not know the keys; the block must fill the range with
+  // its copies; a budget is what setmaxnreg takes.
+  Expected<Manifest> Old = parseManifest(
+      replaceOnce(Text, R"("manifest_version": 6)", R"("manifest_version": 5)"),
+      "r5.json");
+  EXPECT_FALSE(Old);
+  Expected<Manifest> Short = parseManifest(
+      replaceOnce(Text, R"("replicas": 2)", R"("replicas": 3)"), "r3.json");
+  ASSERT_FALSE(Short);
+  EXPECT_NE(Short.status().message().find("x 3 replicas does not have"),
+            std::string::npos)
+      << Short.status().message();
+  Expected<Manifest> Odd = parseManifest(
+      replaceOnce(Text, R"("setmaxnreg": 56)", R"("setmaxnreg": 60)"),
+      "r60.json");
+  ASSERT_FALSE(Odd);
+  EXPECT_NE(Odd.status().message().find("multiple of 8"), std::string::npos)
+      << Odd.status().message();
+}
+
 TEST(Manifest, Version4DynamicCapacity) {
   Expected<Manifest> M = parseManifest(ValidV4, "v4.json");
   ASSERT_TRUE(M) << M.status().message();
@@ -378,12 +434,12 @@ INSTANTIATE_TEST_SUITE_P(
                   R"("size": -4, "align": 4, "offset": 12)",
                   "kernels[0].params[2].size: expected an unsigned integer, "
                   "got a negative integer"},
-        Malformed{R"("manifest_version": 3)", R"("manifest_version": 6)",
-                  "manifest_version: unsupported version 6 (this runtime "
-                  "reads versions 1, 2, 3, 4 and 5)"},
+        Malformed{R"("manifest_version": 3)", R"("manifest_version": 7)",
+                  "manifest_version: unsupported version 7 (this runtime "
+                  "reads versions 1, 2, 3, 4, 5 and 6)"},
         Malformed{R"("manifest_version": 3)", R"("manifest_version": 0)",
                   "manifest_version: unsupported version 0 (this runtime "
-                  "reads versions 1, 2, 3, 4 and 5)"},
+                  "reads versions 1, 2, 3, 4, 5 and 6)"},
         Malformed{R"("manifest_version": 3,)", "", "manifest_version: missing"},
         Malformed{R"("format": "ptx")", R"("format": "sass")",
                   "module.format: expected \"ptx\" or \"cubin\", got "
@@ -512,7 +568,8 @@ INSTANTIATE_TEST_SUITE_P(
         Malformed{R"("fusion_strategy": "thread")",
                   R"("fusion_strategy": "warp")",
                   "kernels[0].fusion_strategy: expected \"thread\", "
-                  "\"interleave\" or \"dynamic\", got \"warp\""},
+                  "\"interleave\", \"dynamic\" or \"sm_aware\", got "
+                  "\"warp\""},
         Malformed{R"("fusion_strategy": "thread")", R"("fusion_strategy": 1)",
                   "kernels[0].fusion_strategy: expected a string, got an "
                   "unsigned integer"},
@@ -658,9 +715,9 @@ INSTANTIATE_TEST_SUITE_P(
                   "name, probe, param, level, capacity, capacity_param, "
                   "record_bytes, overflow_counter, slot_counts, fields)",
                   ValidV4},
-        Malformed{R"("manifest_version": 4)", R"("manifest_version": 6)",
-                  "manifest_version: unsupported version 6 (this runtime "
-                  "reads versions 1, 2, 3, 4 and 5)",
+        Malformed{R"("manifest_version": 4)", R"("manifest_version": 7)",
+                  "manifest_version: unsupported version 7 (this runtime "
+                  "reads versions 1, 2, 3, 4, 5 and 6)",
                   ValidV4}));
 
 /// Version 5: a fused kernel whose shared memory needs the opt-in.
@@ -819,3 +876,167 @@ INSTANTIATE_TEST_SUITE_P(
                   ValidProbeOccupancy}));
 
 } // namespace
+
+/// Version 6: a launch-agnostic fused kernel. Part 0 (a 1-D kernel) and
+/// part 1 (a 2-D grid whose dynamic shared memory is given at launch) take
+/// their grids in parameters 2 to 7, part 1's size in parameter 8.
+const char *const ValidV6 = R"({
+  "manifest_version": 6,
+  "module": {"path": "f.ptx", "format": "ptx"},
+  "kernels": [{
+    "name": "f",
+    "params": [
+      {"name": "a", "type": "u64", "size": 8, "align": 8, "offset": 0, "kind": "pointer"},
+      {"name": "b", "type": "u64", "size": 8, "align": 8, "offset": 8, "kind": "pointer"},
+      {"name": "g0x", "type": "u32", "size": 4, "align": 4, "offset": 16, "kind": "scalar"},
+      {"name": "g0y", "type": "u32", "size": 4, "align": 4, "offset": 20, "kind": "scalar"},
+      {"name": "g0z", "type": "u32", "size": 4, "align": 4, "offset": 24, "kind": "scalar"},
+      {"name": "g1x", "type": "u32", "size": 4, "align": 4, "offset": 28, "kind": "scalar"},
+      {"name": "g1y", "type": "u32", "size": 4, "align": 4, "offset": 32, "kind": "scalar"},
+      {"name": "g1z", "type": "u32", "size": 4, "align": 4, "offset": 36, "kind": "scalar"},
+      {"name": "s1", "type": "u32", "size": 4, "align": 4, "offset": 40, "kind": "scalar"}
+    ],
+    "launch": {"block": [192], "grid": "runtime", "dynamic_smem": "runtime"},
+    "fusion_strategy": "thread",
+    "fused_from": [
+      {"kernel": "k0", "threads": [0, 128], "block": [128, 1, 1],
+       "grid": "runtime", "default_grid": [1000, 1, 1],
+       "dynamic_smem_offset": 0, "dynamic_smem": 100, "arg_map": [0]},
+      {"kernel": "k1", "threads": [128, 192], "block": [16, 4, 1],
+       "grid": "runtime", "dynamic_smem_offset": 1024,
+       "dynamic_smem": "runtime", "default_dynamic_smem": 64, "arg_map": [1]}
+    ],
+    "shape_params": [
+      {"param": 2, "part": 0, "value": "grid_x"},
+      {"param": 3, "part": 0, "value": "grid_y"},
+      {"param": 4, "part": 0, "value": "grid_z"},
+      {"param": 5, "part": 1, "value": "grid_x"},
+      {"param": 6, "part": 1, "value": "grid_y"},
+      {"param": 7, "part": 1, "value": "grid_z"},
+      {"param": 8, "part": 1, "value": "dynamic_smem"}
+    ]
+  }]
+})";
+
+TEST(Manifest, Version6ShapeParams) {
+  Expected<Manifest> M = parseManifest(ValidV6, "v6.json");
+  ASSERT_TRUE(M) << M.status().message();
+  const KernelInfo &K = M->Kernels[0];
+  ASSERT_EQ(K.ShapeParams.size(), 7u);
+  EXPECT_EQ(K.ShapeParams[6].Field, ShapeField::DynamicSmem);
+  EXPECT_EQ(K.FusedFrom[0].DefaultGrid, (Dim3{1000, 1, 1}));
+  EXPECT_FALSE(K.FusedFrom[1].DefaultGrid);
+  EXPECT_EQ(K.FusedFrom[1].DefaultDynamicSmem, 64u);
+  // Written back as version 6 (the default version is 5), and read the same.
+  std::string Text = writeManifest(*M);
+  EXPECT_NE(Text.find("\"manifest_version\": 6"), std::string::npos) << Text;
+  Expected<Manifest> Back = parseManifest(Text, "back.json");
+  ASSERT_TRUE(Back) << Back.status().message();
+  EXPECT_EQ(*Back, *M);
+  EXPECT_EQ(oldestVersionFor(*M), 6);
+
+  // Thread split: the most blocks of any part; shared memory ends at part
+  // 1's offset plus its size.
+  Expected<FusedLaunch> L = computeFusedLaunch(
+      K, {std::nullopt, Dim3{64, 64, 1}}, {std::nullopt, uint64_t(4096)});
+  ASSERT_TRUE(L) << L.status().message();
+  EXPECT_EQ(L->Grid, (Dim3{4096, 1, 1}));
+  EXPECT_EQ(L->DynamicSmem, 1024u + 4096u);
+  EXPECT_EQ(L->ShapeValues,
+            (std::vector<uint32_t>{1000, 1, 1, 64, 64, 1, 4096}));
+  // Part 0's default, part 1 smaller: part 0 decides; part 1's default size.
+  L = computeFusedLaunch(K, {std::nullopt, Dim3{8, 4, 2}}, {});
+  ASSERT_TRUE(L) << L.status().message();
+  EXPECT_EQ(L->Grid, (Dim3{1000, 1, 1}));
+  EXPECT_EQ(L->DynamicSmem, 1024u + 64u);
+  EXPECT_EQ(L->ShapeValues, (std::vector<uint32_t>{1000, 1, 1, 8, 4, 2, 64}));
+
+  // Block-level strategies: the sum of the blocks, the largest part's size.
+  KernelInfo I = K;
+  I.Strategy = FusionStrategy::Interleave;
+  for (FusedPart &F : I.FusedFrom) {
+    F.ThreadsHi -= F.ThreadsLo;
+    F.ThreadsLo = 0;
+    F.DynamicSmemOffset = 0;
+  }
+  L = computeFusedLaunch(I, {Dim3{300, 1, 1}, Dim3{16, 8, 1}},
+                         {std::nullopt, uint64_t(64)});
+  ASSERT_TRUE(L) << L.status().message();
+  EXPECT_EQ(L->Grid, (Dim3{428, 1, 1}));
+  EXPECT_EQ(L->DynamicSmem, 100u);
+
+  // What the launcher must give, and what it may not.
+  auto Error = [&](const KernelInfo &Kernel,
+                   const std::vector<std::optional<Dim3>> &Grids,
+                   const std::vector<std::optional<uint64_t>> &Smem) {
+    Expected<FusedLaunch> E = computeFusedLaunch(Kernel, Grids, Smem);
+    return E ? std::string("accepted") : E.status().message();
+  };
+  EXPECT_EQ(Error(K, {}, {}),
+            "kernel 'f': part 1 (k1): its grid is taken at launch and the "
+            "manifest has no default; give --part-grid 1=X[xY[xZ]]");
+  KernelInfo NoSize = K;
+  NoSize.FusedFrom[1].DefaultDynamicSmem.reset();
+  EXPECT_EQ(Error(NoSize, {std::nullopt, Dim3{2, 2, 1}}, {}),
+            "kernel 'f': part 1 (k1): its dynamic shared memory is taken at "
+            "launch and the manifest has no default; give --part-smem "
+            "1=BYTES");
+  EXPECT_EQ(Error(K, {std::nullopt, Dim3{2, 2, 1}}, {uint64_t(8)}),
+            "kernel 'f': part 0 (k0) has the fixed dynamic shared memory "
+            "100; --part-smem applies to sizes taken at launch");
+  EXPECT_EQ(Error(K, {std::nullopt, Dim3{2, 70000, 1}}, {}),
+            "kernel 'f': part 1 (k1): grid 2,70000,1: dimension y must be "
+            "between 1 and 65535");
+  EXPECT_EQ(Error(I, {Dim3{2147483647, 1, 1}, Dim3{2, 1, 1}}, {}),
+            "kernel 'f': the parts' grids add up to 2147483649 fused "
+            "blocks, more than 2147483647");
+  EXPECT_EQ(Error(K, {std::nullopt, std::nullopt, Dim3{1, 1, 1}}, {}),
+            "kernel 'f' has 2 parts (0 to 1)");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    ShapeParams, MalformedManifest,
+    ::testing::Values(
+        Malformed{R"("manifest_version": 6)", R"("manifest_version": 5)",
+                  "kernels[0].shape_params: new in manifest_version 6 (this "
+                  "manifest is version 5)",
+                  ValidV6},
+        Malformed{R"({"param": 8, "part": 1, "value": "dynamic_smem"})",
+                  R"({"param": 8, "part": 1, "value": "smem"})",
+                  "kernels[0].shape_params[6].value: expected \"grid_x\", "
+                  "\"grid_y\", \"grid_z\" or \"dynamic_smem\", got \"smem\"",
+                  ValidV6},
+        Malformed{R"({"param": 8, "part": 1, "value": "dynamic_smem"})",
+                  R"({"param": 1, "part": 1, "value": "dynamic_smem"})",
+                  "kernels[0].shape_params[6].param: parameter 1 ('b', .u64) "
+                  "is not a 4-byte integer",
+                  ValidV6},
+        Malformed{R"({"param": 7, "part": 1, "value": "grid_z"},)", "",
+                  "kernels[0].shape_params: no parameter receives "
+                  "fused_from[1]'s grid_z",
+                  ValidV6},
+        Malformed{R"({"param": 7, "part": 1, "value": "grid_z"})",
+                  R"({"param": 7, "part": 1, "value": "grid_y"})",
+                  "kernels[0].shape_params[5].value: part 1's grid_y is "
+                  "already another parameter's",
+                  ValidV6},
+        Malformed{R"({"param": 8, "part": 1, "value": "dynamic_smem"})",
+                  R"({"param": 8, "part": 0, "value": "dynamic_smem"})",
+                  "kernels[0].shape_params[6].value: fused_from[0]."
+                  "dynamic_smem is fixed, not \"runtime\"",
+                  ValidV6},
+        Malformed{R"("grid": "runtime", "dynamic_smem": "runtime")",
+                  R"("grid": [8], "dynamic_smem": "runtime")",
+                  "kernels[0].launch.grid: expected \"runtime\": a kernel "
+                  "with shape_params is launched on a grid computed from its "
+                  "parts'",
+                  ValidV6},
+        Malformed{R"("grid": "runtime", "default_grid": [1000, 1, 1],)",
+                  R"("grid": [1000, 1, 1],)",
+                  "kernels[0].fused_from[0].grid: expected \"runtime\": the "
+                  "kernel takes its parts' grids in shape_params",
+                  ValidV6},
+        Malformed{R"("arg_map": [1])", R"("arg_map": [5])",
+                  "kernels[0].shape_params[3].param: parameter 5 receives an "
+                  "argument of fused_from[1]",
+                  ValidV6}));

@@ -62,7 +62,8 @@ TEST(Strategy, RoundTrip) {
   for (ConfigStrategy strategy :
        {ConfigStrategy(), ConfigStrategy(gpuopt::FusionStrategy::Thread),
         ConfigStrategy(gpuopt::FusionStrategy::Interleave),
-        ConfigStrategy(gpuopt::FusionStrategy::Dynamic)}) {
+        ConfigStrategy(gpuopt::FusionStrategy::Dynamic),
+        ConfigStrategy(gpuopt::FusionStrategy::SMAware)}) {
     FailureOr<ConfigStrategy> parsed =
         parseStrategy(stringifyStrategy(strategy));
     ASSERT_TRUE(succeeded(parsed));
@@ -194,12 +195,14 @@ TEST_F(FusionConfigTest, SyntaxError) {
 
 TEST_F(FusionConfigTest, TopLevel) {
   EXPECT_EQ(error(""), "1:1: empty fusion config: write a map with keys "
-                       "name, strategy, maxnreg, kernels");
+                       "name, strategy, maxnreg, runtime_shapes, units, "
+                       "kernels");
   EXPECT_EQ(error("# nothing\n"), "1:1: empty fusion config: write a map "
-                                  "with keys name, strategy, maxnreg, kernels");
+                                  "with keys name, strategy, maxnreg, "
+                                  "runtime_shapes, units, kernels");
   EXPECT_EQ(error("- name: a\n- name: b\n"),
             "1:1: the fusion config must be a map with keys name, strategy, "
-            "maxnreg, kernels, not a list");
+            "maxnreg, runtime_shapes, units, kernels, not a list");
   EXPECT_EQ(error("name: a\n---\nname: b\n"),
             "3:1: one fusion config per file: remove this second document "
             "(after '---') or put it in a file of its own");
@@ -208,15 +211,16 @@ TEST_F(FusionConfigTest, TopLevel) {
 TEST_F(FusionConfigTest, UnknownKey) {
   EXPECT_EQ(error("stratgy: thread\n"),
             "1:1: unknown key 'stratgy' in the fusion config; did you mean "
-            "'strategy'? (known keys: name, strategy, maxnreg, kernels)");
+            "'strategy'? (known keys: name, strategy, maxnreg, "
+            "runtime_shapes, units, kernels)");
   EXPECT_EQ(error("kernels:\n  - name: a\n    blocks: 128\n  - name: b\n"),
             "3:5: unknown key 'blocks' in a kernel; did you mean 'block'? "
             "(known keys: name, module, block, grid, dynamic_smem, "
-            "resizable, threads, ratio, time_ms)");
+            "resizable, threads, ratio, time_ms, replicas, setmaxnreg)");
   EXPECT_EQ(error("kernels:\n  - name: a\n    launch: x\n  - name: b\n"),
             "3:5: unknown key 'launch' in a kernel (known keys: name, "
             "module, block, grid, dynamic_smem, resizable, threads, ratio, "
-            "time_ms)");
+            "time_ms, replicas, setmaxnreg)");
   EXPECT_EQ(error("name: a\nname: b\n"),
             "2:1: duplicate key 'name' in the fusion config: write each key "
             "once");
@@ -225,10 +229,10 @@ TEST_F(FusionConfigTest, UnknownKey) {
 TEST_F(FusionConfigTest, Strategy) {
   EXPECT_EQ(error("strategy: fastest\n"),
             "1:11: unknown strategy 'fastest': write auto, thread, "
-            "interleave or dynamic");
+            "interleave, dynamic or sm_aware");
   EXPECT_EQ(error("strategy: [thread]\n"),
-            "1:11: unknown strategy: write auto, thread, interleave or "
-            "dynamic");
+            "1:11: unknown strategy: write auto, thread, interleave, dynamic "
+            "or sm_aware");
 }
 
 TEST_F(FusionConfigTest, FusedName) {
@@ -240,6 +244,26 @@ TEST_F(FusionConfigTest, FusedName) {
             "'$', not starting with a digit), not 'a-b'");
   EXPECT_TRUE(
       succeeded(parse("name: _fused$1\nkernels: [{name: a}, {name: b}]\n")));
+}
+
+TEST_F(FusionConfigTest, Units) {
+  FailureOr<FusionConfig> config =
+      parse("strategy: sm_aware\nunits: 4\nkernels: [{name: a}, {name: b}]\n");
+  ASSERT_TRUE(succeeded(config));
+  EXPECT_EQ(config->strategy, gpuopt::FusionStrategy::SMAware);
+  EXPECT_EQ(config->units, 4);
+  config = parse("kernels: [{name: a}, {name: b}]");
+  ASSERT_TRUE(succeeded(config));
+  EXPECT_EQ(config->units, std::nullopt);
+  // One unit per block is what every strategy does.
+  EXPECT_TRUE(succeeded(
+      parse("strategy: thread\nunits: 1\nkernels: [{name: a}, {name: b}]\n")));
+  EXPECT_EQ(error("units: 0\n"), "1:8: 'units' must be positive, not 0");
+  EXPECT_EQ(error("strategy: interleave\nunits: 2\n"
+                  "kernels: [{name: a}, {name: b}]\n"),
+            "2:8: 'units' is how many blocks of the kernels a fused block "
+            "takes per ticket; it applies to strategy 'dynamic', 'sm_aware' "
+            "or 'auto', not 'interleave'");
 }
 
 TEST_F(FusionConfigTest, Maxnreg) {
@@ -264,7 +288,8 @@ TEST_F(FusionConfigTest, Kernels) {
   EXPECT_EQ(error("kernels: [a, b]\n"),
             "1:11: each kernel must be a map such as '- name: my_kernel', "
             "not a scalar (known keys: name, module, block, grid, "
-            "dynamic_smem, resizable, threads, ratio, time_ms)");
+            "dynamic_smem, resizable, threads, ratio, time_ms, replicas, "
+            "setmaxnreg)");
   EXPECT_EQ(error("kernels:\n  - name: a\n  - block: 128\n"),
             "3:5: kernel has no 'name': write its .entry name, as in "
             "'- name: my_kernel'");
@@ -366,8 +391,8 @@ TEST_F(FusionConfigTest, Threads) {
   EXPECT_EQ(error("strategy: thread\nkernels:\n  - name: a\n    ratio: 2\n"
                   "  - name: b\n"),
             "4:12: 'ratio' sets a kernel's share of the blocks; it applies to "
-            "strategy 'interleave', 'dynamic' or 'auto', not 'thread' (which "
-            "uses 'threads')");
+            "strategy 'interleave', 'dynamic', 'sm_aware' or 'auto', not "
+            "'thread' (which uses 'threads')");
 }
 
 TEST_F(FusionConfigTest, ThreadSplitFitsOneBlock) {
@@ -398,7 +423,7 @@ TEST_F(FusionConfigTest, PrintedThroughSourceMgr) {
   SourceMgrDiagnosticHandler handler(sourceMgr, &ctx, os);
   EXPECT_TRUE(failed(parseFusionConfig(sourceMgr, &ctx)));
   EXPECT_EQ(output, "pair.yaml:1:11: error: unknown strategy 'fast': write "
-                    "auto, thread, interleave or dynamic\n"
+                    "auto, thread, interleave, dynamic or sm_aware\n"
                     "strategy: fast\n"
                     "          ^\n");
 }

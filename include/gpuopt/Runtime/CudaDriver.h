@@ -102,6 +102,7 @@ struct CudaDriverAPI {
   CUresult (*cuMemcpyDtoD_v2)(CUdeviceptr, CUdeviceptr, size_t);
   CUresult (*cuMemGetInfo_v2)(size_t *, size_t *);
   CUresult (*cuMemsetD8_v2)(CUdeviceptr, unsigned char, size_t);
+  CUresult (*cuMemsetD8Async)(CUdeviceptr, unsigned char, size_t, CUstream);
   CUresult (*cuModuleLoadDataEx)(CUmodule *, const void *, unsigned,
                                  CUjit_option *, void **);
   CUresult (*cuModuleUnload)(CUmodule);

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace gpuopt::runtime {
@@ -208,6 +209,9 @@ struct LaunchItem {
   const Function *Fn = nullptr;
   LaunchConfig Config;
   ArgPack *Args = nullptr;
+  /// Device ranges zeroed before each timed or warm-up launch, outside the
+  /// timed interval (KernelSpec::Resets).
+  std::vector<std::pair<CUdeviceptr, uint64_t>> Resets;
 };
 
 /// A CUDA graph of one kernel node per launch, without edges between them

@@ -94,6 +94,9 @@ enum class FusionStrategy {
   /// Each fused block runs one part whole, chosen at run time in the
   /// proportions of the ratios.
   Dynamic,
+  /// Each fused block runs one part whole, chosen at run time by its SM's
+  /// counter in the proportions of the ratios, per SM.
+  SMAware,
 };
 const char *toString(FusionStrategy S);
 
@@ -112,8 +115,15 @@ struct FusedPart {
   std::optional<uint64_t> Ratio;
   /// The kernel's own block shape (its thread count is ThreadsHi - ThreadsLo).
   std::optional<Dim3> Block;
-  /// The kernel's own grid; fused blocks past it skip this part.
+  /// The kernel's own grid; fused blocks past it skip this part. Absent
+  /// ("runtime") in a launch-agnostic kernel, which takes it in its shape
+  /// parameters.
   std::optional<Dim3> Grid;
+  /// Launch-agnostic kernels: the grid and dynamic shared memory the
+  /// launcher uses when given none (manifest version 6: "default_grid",
+  /// "default_dynamic_smem"); only where Grid and DynamicSmem are absent.
+  std::optional<Dim3> DefaultGrid;
+  std::optional<uint64_t> DefaultDynamicSmem;
   /// Where this kernel's dynamic shared memory starts in the fused kernel's,
   /// and how much it needs.
   uint64_t DynamicSmemOffset = 0;
@@ -121,8 +131,31 @@ struct FusedPart {
   /// ArgMap[i] is the fused kernel's parameter that receives the original
   /// kernel's parameter i.
   std::vector<uint64_t> ArgMap;
+  /// Thread split (manifest version 6: "replicas", "setmaxnreg"): how many
+  /// of its blocks a fused block runs side by side (copy c on threads
+  /// [ThreadsLo + c * T, ThreadsLo + (c + 1) * T) as its block `fused block
+  /// * Replicas + c`), and the registers per thread its warps take with
+  /// setmaxnreg (0: none).
+  uint64_t Replicas = 1;
+  uint64_t Setmaxnreg = 0;
 
   bool operator==(const FusedPart &O) const;
+};
+
+/// What a shape parameter of a launch-agnostic fused kernel receives: a
+/// dimension of a part's grid, or its dynamic shared memory in bytes.
+enum class ShapeField { GridX, GridY, GridZ, DynamicSmem };
+const char *toString(ShapeField F);
+
+/// A `.u32` parameter of a launch-agnostic fused kernel that the launcher
+/// sets from a part's launch (manifest version 6: "shape_params").
+struct ShapeParam {
+  uint64_t Param = 0;
+  /// Index into the kernel's FusedFrom.
+  uint64_t Part = 0;
+  ShapeField Field = ShapeField::GridX;
+
+  bool operator==(const ShapeParam &O) const;
 };
 
 enum class ProbeLevel { Thread, Warp, Block };
@@ -215,6 +248,9 @@ struct KernelInfo {
   /// which has no "fusion_strategy", reads as Thread.
   std::optional<FusionStrategy> Strategy;
   std::vector<FusedPart> FusedFrom;
+  /// Not empty for a launch-agnostic fused kernel: its launch is computed
+  /// from its parts' (computeFusedLaunch).
+  std::vector<ShapeParam> ShapeParams;
   std::vector<ProbeBuffer> Probes;
   /// Set when probing lowered the kernel's occupancy.
   std::optional<ProbeOccupancy> Occupancy;
@@ -236,9 +272,11 @@ struct ModuleInfo {
 };
 
 struct Manifest {
-  /// The version writeManifest writes by default; readers accept OldestVersion
-  /// to CurrentVersion (docs/manifest.md, "Versioning").
+  /// The version writeManifest writes by default (or the oldest that
+  /// describes the manifest, when newer); readers accept OldestVersion to
+  /// NewestVersion (docs/manifest.md, "Versioning").
   static constexpr int CurrentVersion = 5;
+  static constexpr int NewestVersion = 6;
   static constexpr int OldestVersion = 1;
   ModuleInfo Module;
   std::vector<KernelInfo> Kernels;
@@ -256,6 +294,29 @@ struct Manifest {
 /// Errors name the JSON path of the offending value, after "Source: " when
 /// Source is not empty.
 Status validateManifest(const Manifest &M, const std::string &Source = "");
+
+/// The launch of a launch-agnostic fused kernel, from its parts' launches.
+struct FusedLaunch {
+  Dim3 Grid;
+  uint64_t DynamicSmem = 0;
+  /// Each shape parameter's value, in the order of KernelInfo::ShapeParams.
+  std::vector<uint32_t> ShapeValues;
+};
+
+/// Computes the launch of K (with ShapeParams) from each part's grid and
+/// dynamic shared memory, by FusedFrom index; a part given none takes its
+/// manifest default. The fused grid is 1-D: under "thread" the most blocks
+/// of any part, otherwise the sum of the parts' blocks; the dynamic shared
+/// memory is the fixed launch's, or under "thread" the largest offset plus
+/// size of any part, otherwise the largest part's (docs/manifest.md). Errors
+/// name the part; `Option` is how the caller's user gives a part's grid and
+/// shared memory (e.g. "--part-grid"), for the message.
+Expected<FusedLaunch>
+computeFusedLaunch(const KernelInfo &K,
+                   const std::vector<std::optional<Dim3>> &PartGrids,
+                   const std::vector<std::optional<uint64_t>> &PartSmem,
+                   const std::string &GridOption = "--part-grid",
+                   const std::string &SmemOption = "--part-smem");
 
 /// Size and alignment of a PTX fundamental type name ("u32", "f16x2", "b64"
 /// ...); std::nullopt if the name is not one.

@@ -54,6 +54,15 @@ struct KernelSpec {
   std::string TraceDir;
   /// Time the kernel alone too, not only in the groups that name it.
   bool TimeAlone = true;
+  /// Buffer arguments (by index into Args) zeroed before every timed and
+  /// warm-up launch, outside the timed interval: state a library resets
+  /// before each launch (a tile counter).
+  std::vector<unsigned> Resets;
+  /// A launch-agnostic fused kernel: each part's grid and dynamic shared
+  /// memory, by part (--part-grid, --part-smem); absent ones take the
+  /// manifest's defaults.
+  std::vector<std::optional<Dim3>> PartGrids;
+  std::vector<std::optional<uint64_t>> PartSmem;
 
   // Resolved before the GPU is touched (except a cubin's layout).
   KernelInfo Kernel;
@@ -67,6 +76,9 @@ struct KernelSpec {
   std::vector<size_t> ArgParams;
   /// With a trace, the NumPy descr of each probe map's records.
   std::vector<std::string> ProbeDescrs;
+  /// A launch-agnostic kernel's shape parameters' values, in the order of
+  /// Kernel.ShapeParams (computeFusedLaunch).
+  std::vector<uint32_t> ShapeValues;
 };
 
 /// Kernels timed together, by index into RunSpec::Kernels.
@@ -102,6 +114,13 @@ Expected<ConstSpec> parseConstSpec(const std::string &Text,
                                    const std::string &Where);
 /// Parses INDEX:PATH and adds it to K.Outs.
 Status addOutSpec(KernelSpec &K, const std::string &Text);
+/// Parses PART=X[xY[xZ]] (or X,Y,Z) and sets K.PartGrids[PART].
+Status addPartGridSpec(KernelSpec &K, const std::string &Text);
+/// Parses PART=BYTES and sets K.PartSmem[PART].
+Status addPartSmemSpec(KernelSpec &K, const std::string &Text);
+/// True when parameter Index of K receives a shape of a launch-agnostic
+/// fused kernel (which the launcher sets, as it does probe capacities).
+bool isShapeParam(const KernelInfo &K, size_t Index);
 /// Reads a JSON run spec (gpu-run --help, "Run spec"), adding its kernels
 /// and groups to Spec and setting its warmup and repeat when it gives them.
 /// Errors read "<Path>: <json.path>: <what>".

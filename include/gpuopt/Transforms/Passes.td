@@ -18,8 +18,8 @@ def HFusePlan : Pass<"hfuse-plan", "mlir::ModuleOp"> {
     Reads the kernels to fuse (every `.entry` of the input modules, or those
     named by `config=` or `kernels=`), their launch shapes (`.reqntid`, the
     `blocks=`/`grids=` options or the YAML config), and chooses a strategy
-    (thread split, block interleave, dynamic block dispatch), a split or an
-    interleave ratio, and a register cap. With `strategy=auto` the choice
+    (thread split, block interleave, dynamic or SM-aware block dispatch), a
+    split or an interleave ratio, and a register cap. With `strategy=auto` the choice
     comes from an occupancy and wave model fed by ptxas's resource report of
     each candidate and, when given, a profile of each kernel alone
     (`profile=`, a `gpu-run --json` report). The plan is written as the
@@ -28,6 +28,11 @@ def HFusePlan : Pass<"hfuse-plan", "mlir::ModuleOp"> {
     When every candidate is predicted to be slower than running the kernels
     apart, the pass fails with that explanation. Without a profile the model
     compares waves instead of times, and warns that its choice is a guess.
+    With `measure=` (a gpu-run run spec of the kernels) and a GPU, the top
+    candidates are built, checked bit for bit against the kernels apart and
+    timed with them in process, the fastest checked one wins if it beats the
+    kernels apart by 1%, and the decision is cached (`cache=`); without a GPU
+    the remark says that the model's choice is unmeasured, and why.
     A named strategy skips the model, but ptxas (when there is one) still
     assembles the fused kernel, and a plan it rejects is refused with the
     registers each kernel needs and what the fused block leaves them.
@@ -66,7 +71,7 @@ def HFusePlan : Pass<"hfuse-plan", "mlir::ModuleOp"> {
     Option<"config", "config", "std::string", /*default=*/"\"\"",
            "YAML fusion configuration (configs/hfuse/*.yaml)">,
     Option<"strategy", "strategy", "std::string", /*default=*/"\"auto\"",
-           "thread, interleave, dynamic or auto">,
+           "thread, interleave, dynamic, sm_aware or auto">,
     ListOption<"kernels", "kernels", "std::string",
                "Kernels to fuse, in order, each by its symbol, its function "
                "name without parameters (demangled) or its base name, "
@@ -75,7 +80,12 @@ def HFusePlan : Pass<"hfuse-plan", "mlir::ModuleOp"> {
                "Block shape of each kernel (256, 16x16); needed without "
                ".reqntid">,
     ListOption<"grids", "grids", "std::string",
-               "Grid of each kernel (1024, 64x128)">,
+               "Grid of each kernel (1024, 64x128); with runtime-shapes only "
+               "a default (and the model's)">,
+    Option<"runtimeShapes", "runtime-shapes", "bool", /*default=*/"false",
+           "Launch-agnostic: the fused kernel takes each kernel's grid (and "
+           "its dynamic shared memory where the strategy allows) as "
+           "parameters at launch">,
     ListOption<"smem", "smem", "int64_t",
                "Dynamic shared memory bytes of each kernel">,
     ListOption<"threads", "threads", "int64_t",
@@ -86,7 +96,16 @@ def HFusePlan : Pass<"hfuse-plan", "mlir::ModuleOp"> {
                "where the kernel analysis cannot show it (a thread split may "
                "then resize it, with a warning), else false">,
     ListOption<"ratio", "ratio", "int64_t",
-               "Interleave/dynamic: each kernel's blocks per period">,
+               "Interleave/dynamic/sm_aware: each kernel's blocks per period">,
+    ListOption<"replicas", "replicas", "int64_t",
+               "Thread split: how many blocks of each kernel one fused block "
+               "runs side by side (default 1)">,
+    ListOption<"setmaxnreg", "setmaxnreg", "int64_t",
+               "Thread split on sm_90a: each kernel's registers per thread, "
+               "taken with setmaxnreg (0: none; multiples of 8 in 24..256)">,
+    Option<"units", "units", "int64_t", /*default=*/"1",
+           "Dynamic/sm_aware: work units (blocks of the kernels) a fused "
+           "block takes per ticket and runs one after another">,
     Option<"maxnreg", "maxnreg", "int64_t", /*default=*/"-1",
            "Register cap of the fused kernel (0: none; -1: choose)">,
     Option<"name", "name", "std::string", /*default=*/"\"\"",
@@ -106,6 +125,18 @@ def HFusePlan : Pass<"hfuse-plan", "mlir::ModuleOp"> {
            /*default=*/"\"\"",
            "strategy=auto: write every candidate, ranked, as JSON (the "
            "search tool measures the top ones)">,
+    Option<"measure", "measure", "std::string", /*default=*/"\"\"",
+           "strategy=auto: a gpu-run run spec of the kernels (launch shapes "
+           "and arguments, in order); with a GPU, the top candidates are "
+           "timed and checked against the kernels apart, and the fastest "
+           "wins">,
+    Option<"measureTop", "measure-top", "int64_t", /*default=*/"3",
+           "strategy=auto with measure=: how many of the model's best "
+           "candidates to measure">,
+    Option<"cache", "cache", "std::string", /*default=*/"\"\"",
+           "strategy=auto with measure=: folder of measured decisions "
+           "(default: $XDG_CACHE_HOME/gpu-opt/hfuse, else "
+           "~/.cache/gpu-opt/hfuse; none: no cache)">,
   ];
   let statistics = [
     Statistic<"numCandidates", "candidates", "Fusion candidates evaluated">,

@@ -491,6 +491,15 @@ void PTXToGPUBinaryPass::runOnOperation() {
       return signalPassFailure();
     }
     auto [fusedEntry, index] = part->second;
+    // Its launch would be computed from the parts' grids at run time.
+    if (!getFusionInfo(fusedEntry).getShapeParams().empty()) {
+      launch.emitError("cannot launch kernel '")
+          << kernelName << "' through fused kernel '" << fusedEntry.getSymName()
+          << "': it takes its parts' grids at launch (runtime shapes), "
+             "which merging launches does not compute; fuse without "
+             "runtime-shapes";
+      return signalPassFailure();
+    }
     FusedLaunches &fused = fusedLaunches[fusedEntry];
     if (!fused.entry) {
       fused.entry = fusedEntry;

@@ -99,42 +99,72 @@ static LogicalResult checkDims(EmitErrorFn emitError, StringRef what,
   return success();
 }
 
+/// A part's copies per fused block, and its `setmaxnreg` budget: 0 (none),
+/// or what the instruction takes (a multiple of 8 in 24..256).
+static LogicalResult checkPartResources(EmitErrorFn emitError, int64_t replicas,
+                                        int64_t setmaxnreg) {
+  if (failed(checkAtLeast(emitError, "'replicas'", replicas, 1)))
+    return failure();
+  if (setmaxnreg != 0 &&
+      (setmaxnreg < 24 || setmaxnreg > 256 || setmaxnreg % 8))
+    return emitError() << "'setmaxnreg' must be 0 (none) or a multiple of 8 "
+                          "within 24..256, got "
+                       << setmaxnreg;
+  return success();
+}
+
 LogicalResult HFusePartAttr::verify(EmitErrorFn emitError, StringRef kernel,
                                     StringRef module, ArrayRef<int64_t> block,
                                     ArrayRef<int64_t> grid, int64_t ratio,
-                                    std::optional<int64_t> dynamicSmem) {
+                                    std::optional<int64_t> dynamicSmem,
+                                    int64_t replicas, int64_t setmaxnreg) {
+  // An empty grid is unknown: the plan's runtime_shapes takes it at launch.
   if (failed(checkNotEmpty(emitError, "'kernel'", kernel)) ||
       failed(checkDims(emitError, "'block'", block)) ||
-      failed(checkDims(emitError, "'grid'", grid)) ||
+      (!grid.empty() && failed(checkDims(emitError, "'grid'", grid))) ||
       failed(checkAtLeast(emitError, "'ratio'", ratio, 1)))
     return failure();
   if (dynamicSmem &&
       failed(checkAtLeast(emitError, "'dynamic_smem'", *dynamicSmem, 0)))
     return failure();
-  return success();
+  return checkPartResources(emitError, replicas, setmaxnreg);
 }
 
 LogicalResult HFusePlanAttr::verify(EmitErrorFn emitError, StringRef name,
                                     FusionStrategy strategy, int64_t maxnreg,
-                                    ArrayRef<HFusePartAttr> parts) {
+                                    ArrayRef<HFusePartAttr> parts,
+                                    bool runtimeShapes, int64_t units) {
   if (failed(checkNotEmpty(emitError, "'name'", name)))
     return failure();
   if (parts.size() < 2)
     return emitError() << "a fusion plan needs at least two parts, got "
                        << parts.size();
+  if (!runtimeShapes)
+    for (HFusePartAttr part : parts)
+      if (part.getGrid().empty())
+        return emitError() << "part '" << part.getKernel()
+                           << "' has no grid; only a plan with "
+                              "'runtime_shapes = true' takes grids at launch";
   // ptxas's range for .maxnreg.
   if (maxnreg != 0 && (maxnreg < 16 || maxnreg > 255))
     return emitError() << "'maxnreg' must be 0 (no cap) or within 16..255, got "
                        << maxnreg;
+  if (failed(checkAtLeast(emitError, "'units'", units, 1)))
+    return failure();
+  // Only a block that takes its work from a counter can take several units.
+  if (units > 1 && strategy != FusionStrategy::Dynamic &&
+      strategy != FusionStrategy::SMAware)
+    return emitError() << "'units' = " << units
+                       << " needs strategy dynamic or sm_aware, not "
+                       << stringifyFusionStrategy(strategy);
   return success();
 }
 
-LogicalResult
-FusionPartAttr::verify(EmitErrorFn emitError, StringRef kernel,
-                       StringRef module, ArrayRef<int64_t> threads,
-                       ArrayRef<int64_t> block, ArrayRef<int64_t> grid,
-                       int64_t dynamicSmemOffset, int64_t dynamicSmem,
-                       ArrayRef<int64_t> argMap, std::optional<int64_t> ratio) {
+LogicalResult FusionPartAttr::verify(
+    EmitErrorFn emitError, StringRef kernel, StringRef module,
+    ArrayRef<int64_t> threads, ArrayRef<int64_t> block, ArrayRef<int64_t> grid,
+    int64_t dynamicSmemOffset, int64_t dynamicSmem, ArrayRef<int64_t> argMap,
+    std::optional<int64_t> ratio, int64_t replicas, int64_t setmaxnreg) {
   if (failed(checkNotEmpty(emitError, "'kernel'", kernel)) ||
       failed(checkNotEmpty(emitError, "'module'", module)))
     return failure();
@@ -142,8 +172,9 @@ FusionPartAttr::verify(EmitErrorFn emitError, StringRef kernel,
     return emitError() << "'threads' must be a range [first, end) of the "
                           "fused block's threads, got ["
                        << threads << "]";
+  // An empty grid: none known, given at launch (runtime shapes).
   if (failed(checkDims(emitError, "'block'", block)) ||
-      failed(checkDims(emitError, "'grid'", grid)) ||
+      (!grid.empty() && failed(checkDims(emitError, "'grid'", grid))) ||
       failed(checkAtLeast(emitError, "'dynamic_smem_offset'", dynamicSmemOffset,
                           0)) ||
       failed(checkAtLeast(emitError, "'dynamic_smem'", dynamicSmem, 0)))
@@ -153,19 +184,42 @@ FusionPartAttr::verify(EmitErrorFn emitError, StringRef kernel,
       return emitError() << "'arg_map' holds parameter indices, got " << arg;
   if (ratio && failed(checkAtLeast(emitError, "'ratio'", *ratio, 1)))
     return failure();
-  return success();
+  return checkPartResources(emitError, replicas, setmaxnreg);
 }
 
 LogicalResult FusionInfoAttr::verify(EmitErrorFn emitError,
                                      FusionStrategy strategy,
                                      ArrayRef<int64_t> grid,
                                      int64_t dynamicSmem,
-                                     ArrayRef<FusionPartAttr> parts) {
-  if (failed(checkDims(emitError, "'grid'", grid)) ||
-      failed(checkAtLeast(emitError, "'dynamic_smem'", dynamicSmem, 0)))
+                                     ArrayRef<FusionPartAttr> parts,
+                                     ArrayRef<int64_t> shapeParams) {
+  // Without shape parameters the grids are fixed; with them, defaults.
+  bool runtimeShapes = !shapeParams.empty();
+  if ((!runtimeShapes || !grid.empty()) &&
+      failed(checkDims(emitError, "'grid'", grid)))
+    return failure();
+  if (failed(checkAtLeast(emitError, "'dynamic_smem'", dynamicSmem, 0)))
     return failure();
   if (parts.empty())
     return emitError() << "a fused kernel needs at least one part";
+  if (runtimeShapes) {
+    if (shapeParams.size() != 4 * parts.size())
+      return emitError() << "'shape_params' has " << shapeParams.size()
+                         << " entries; expected 4 per part (grid x, y, z "
+                            "and dynamic shared memory), "
+                         << 4 * parts.size();
+    for (auto [i, param] : llvm::enumerate(shapeParams))
+      if (param < (i % 4 == 3 ? -1 : 0))
+        return emitError() << "'shape_params' entry " << i << " is " << param
+                           << "; expected a parameter index"
+                           << (i % 4 == 3 ? " or -1 (fixed)" : "");
+  } else {
+    for (FusionPartAttr part : parts)
+      if (part.getGrid().empty())
+        return emitError() << "part '" << part.getKernel()
+                           << "' has no grid; only a fused kernel with "
+                              "'shape_params' takes grids at launch";
+  }
   return success();
 }
 

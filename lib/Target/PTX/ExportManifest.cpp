@@ -14,6 +14,7 @@
 #include "gpuopt/Target/PTX/ExportPTX.h"
 #include "ptx/IR/PTXParser.h"
 
+#include "llvm/ADT/Sequence.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/Path.h"
@@ -84,14 +85,24 @@ static FailureOr<std::vector<rt::ParamInfo>> getParams(EntryOp entry) {
 static void addFusion(rt::KernelInfo &kernel, FusionInfoAttr fusion,
                       const KernelAnalysis &analysis) {
   rt::LaunchInfo &launch = kernel.Launch;
-  launch.Grid = getDim3(fusion.getGrid());
-  launch.DynamicSmem = uint64_t(fusion.getDynamicSmem());
+  // A launch-agnostic kernel's grid, and its dynamic shared memory when a
+  // part's is given at launch, are computed from its parts' launches.
+  ArrayRef<int64_t> shapeParams = fusion.getShapeParams();
+  auto isRuntimeSmem = [&](size_t part) {
+    return !shapeParams.empty() && shapeParams[4 * part + 3] >= 0;
+  };
+  bool runtimeSmem = llvm::any_of(
+      llvm::seq<size_t>(0, fusion.getParts().size()), isRuntimeSmem);
+  if (shapeParams.empty())
+    launch.Grid = getDim3(fusion.getGrid());
+  if (!runtimeSmem)
+    launch.DynamicSmem = uint64_t(fusion.getDynamicSmem());
   // Past 48 KiB of static and dynamic shared memory together the launcher
   // must opt in, also when the dynamic part alone fits: the dynamic
   // strategy's ticket makes 1 KiB of static memory (the dynamic array after
-  // it is 1024-aligned).
+  // it is 1024-aligned). A size chosen at launch is the launcher's to check.
   launch.SmemOptin =
-      fusion.getDynamicSmem() > 0 &&
+      !runtimeSmem && fusion.getDynamicSmem() > 0 &&
       estimateStaticShared(analysis) + fusion.getDynamicSmem() > 48 * 1024;
   switch (fusion.getStrategy()) {
   case FusionStrategy::Thread:
@@ -103,8 +114,11 @@ static void addFusion(rt::KernelInfo &kernel, FusionInfoAttr fusion,
   case FusionStrategy::Dynamic:
     kernel.Strategy = rt::FusionStrategy::Dynamic;
     break;
+  case FusionStrategy::SMAware:
+    kernel.Strategy = rt::FusionStrategy::SMAware;
+    break;
   }
-  for (FusionPartAttr part : fusion.getParts()) {
+  for (auto [index, part] : llvm::enumerate(fusion.getParts())) {
     rt::FusedPart info;
     info.Kernel = part.getKernel().str();
     info.Module = part.getModule().str();
@@ -112,14 +126,34 @@ static void addFusion(rt::KernelInfo &kernel, FusionInfoAttr fusion,
     info.ThreadsHi = uint64_t(part.getThreads()[1]);
     if (std::optional<int64_t> ratio = part.getRatio())
       info.Ratio = uint64_t(*ratio);
+    info.Replicas = uint64_t(part.getReplicas());
+    info.Setmaxnreg = uint64_t(part.getSetmaxnreg());
     info.Block = getDim3(part.getBlock());
-    info.Grid = getDim3(part.getGrid());
+    // Launch-agnostic: the plan's shapes are defaults.
+    if (shapeParams.empty())
+      info.Grid = getDim3(part.getGrid());
+    else if (!part.getGrid().empty())
+      info.DefaultGrid = getDim3(part.getGrid());
     info.DynamicSmemOffset = uint64_t(part.getDynamicSmemOffset());
-    info.DynamicSmem = uint64_t(part.getDynamicSmem());
+    // A size taken at launch: the plan's smem= as its default, where that
+    // was given and not 0 (0 also stands for none given, and a launcher
+    // that forgets the size must be told, not launch with none).
+    if (isRuntimeSmem(index)) {
+      if (part.getDynamicSmem() > 0)
+        info.DefaultDynamicSmem = uint64_t(part.getDynamicSmem());
+    } else
+      info.DynamicSmem = uint64_t(part.getDynamicSmem());
     for (int64_t arg : part.getArgMap())
       info.ArgMap.push_back(uint64_t(arg));
     kernel.FusedFrom.push_back(std::move(info));
   }
+  const rt::ShapeField fields[] = {rt::ShapeField::GridX, rt::ShapeField::GridY,
+                                   rt::ShapeField::GridZ,
+                                   rt::ShapeField::DynamicSmem};
+  for (auto [i, param] : llvm::enumerate(shapeParams))
+    if (param >= 0)
+      kernel.ShapeParams.push_back(
+          {uint64_t(param), uint64_t(i / 4), fields[i % 4]});
 }
 
 /// A probed kernel's (--probe) record buffers, each with an overflow

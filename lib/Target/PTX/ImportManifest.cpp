@@ -156,13 +156,36 @@ ManifestImporter::readFusion(EntryOp entry, const rt::KernelInfo &kernel,
   std::optional<FusionStrategy> strategy =
       symbolizeFusionStrategy(rt::toString(*kernel.Strategy));
   const rt::LaunchInfo &launch = kernel.Launch;
-  if (!strategy || !launch.Grid || !launch.DynamicSmem)
+  // A launch-agnostic kernel (shape_params) keeps its parts' defaults.
+  bool agnostic = !kernel.ShapeParams.empty();
+  if (!strategy || (!agnostic && (!launch.Grid || !launch.DynamicSmem)))
     return error(path + ".launch", name)
                << "a fused kernel's launch has a fixed \"grid\" and "
                   "\"dynamic_smem\"",
            failure();
-  SmallVector<int64_t> grid = getDims(*launch.Grid);
-  int64_t dynamicSmem = int64_t(*launch.DynamicSmem);
+  SmallVector<int64_t> grid;
+  int64_t dynamicSmem = 0;
+  SmallVector<int64_t> shapeParams;
+  if (agnostic) {
+    shapeParams.assign(4 * kernel.FusedFrom.size(), -1);
+    for (const rt::ShapeParam &param : kernel.ShapeParams)
+      shapeParams[4 * param.Part + unsigned(param.Field)] =
+          int64_t(param.Param);
+    // The defaults' launch, where every part has one.
+    std::vector<std::optional<rt::Dim3>> noGrids;
+    std::vector<std::optional<uint64_t>> noSmem;
+    rt::Expected<rt::FusedLaunch> defaults =
+        rt::computeFusedLaunch(kernel, noGrids, noSmem);
+    if (defaults) {
+      grid = getDims(defaults->Grid);
+      dynamicSmem = int64_t(defaults->DynamicSmem);
+    } else if (launch.DynamicSmem) {
+      dynamicSmem = int64_t(*launch.DynamicSmem);
+    }
+  } else {
+    grid = getDims(*launch.Grid);
+    dynamicSmem = int64_t(*launch.DynamicSmem);
+  }
 
   SmallVector<FusionPartAttr> partAttrs;
   for (auto [index, part] : llvm::enumerate(kernel.FusedFrom)) {
@@ -172,33 +195,40 @@ ManifestImporter::readFusion(EntryOp entry, const rt::KernelInfo &kernel,
       return error(partPath + ".block", name) << "expected an array of 3 "
                                                  "integers",
              failure();
-    if (!part.Grid)
+    if (!part.Grid && !agnostic)
       return error(partPath + ".grid", name) << "expected an array of 3 "
                                                 "integers",
              failure();
-    if (!part.DynamicSmem)
+    if (!part.DynamicSmem && !agnostic)
       return error(partPath + ".dynamic_smem", name) << "expected an integer",
              failure();
     SmallVector<int64_t> threads = {int64_t(part.ThreadsLo),
                                     int64_t(part.ThreadsHi)};
     SmallVector<int64_t> block = getDims(*part.Block);
-    SmallVector<int64_t> partGrid = getDims(*part.Grid);
+    std::optional<rt::Dim3> defaultGrid =
+        part.Grid ? part.Grid : part.DefaultGrid;
+    SmallVector<int64_t> partGrid;
+    if (defaultGrid)
+      partGrid = getDims(*defaultGrid);
     SmallVector<int64_t> argMap(part.ArgMap.begin(), part.ArgMap.end());
     std::optional<int64_t> ratio;
     if (part.Ratio)
       ratio = int64_t(*part.Ratio);
     int64_t offset = int64_t(part.DynamicSmemOffset);
-    int64_t partSmem = int64_t(*part.DynamicSmem);
+    int64_t partSmem =
+        int64_t(part.DynamicSmem.value_or(part.DefaultDynamicSmem.value_or(0)));
     // The checks the attribute makes (positive shapes, a thread range),
     // reported at the manifest.
     auto emitPartError = [&] { return error(partPath, name); };
     if (failed(FusionPartAttr::verifyInvariants(
             emitPartError, part.Kernel, part.Module, threads, block, partGrid,
-            offset, partSmem, argMap, ratio)))
+            offset, partSmem, argMap, ratio, int64_t(part.Replicas),
+            int64_t(part.Setmaxnreg))))
       return failure();
     partAttrs.push_back(FusionPartAttr::get(
         builder.getContext(), part.Kernel, part.Module, threads, block,
-        partGrid, offset, partSmem, argMap, ratio));
+        partGrid, offset, partSmem, argMap, ratio, int64_t(part.Replicas),
+        int64_t(part.Setmaxnreg)));
   }
   // --hfuse-apply builds one top-level scope per part.
   size_t scopes = llvm::count_if(
@@ -213,10 +243,11 @@ ManifestImporter::readFusion(EntryOp entry, const rt::KernelInfo &kernel,
            failure();
   auto emitLaunchError = [&] { return error(path + ".launch", name); };
   if (failed(FusionInfoAttr::verifyInvariants(emitLaunchError, *strategy, grid,
-                                              dynamicSmem, partAttrs)))
+                                              dynamicSmem, partAttrs,
+                                              shapeParams)))
     return failure();
   return FusionInfoAttr::get(builder.getContext(), *strategy, grid, dynamicSmem,
-                             partAttrs);
+                             partAttrs, shapeParams);
 }
 
 LogicalResult ManifestImporter::run() {

@@ -47,11 +47,11 @@ std::optional<int64_t> KernelConfig::getBlockThreads() const {
 
 namespace {
 
-constexpr std::array<StringRef, 4> configKeys = {"name", "strategy", "maxnreg",
-                                                 "kernels"};
-constexpr std::array<StringRef, 9> kernelKeys = {
-    "name",      "module",  "block", "grid",   "dynamic_smem",
-    "resizable", "threads", "ratio", "time_ms"};
+constexpr std::array<StringRef, 6> configKeys = {
+    "name", "strategy", "maxnreg", "runtime_shapes", "units", "kernels"};
+constexpr std::array<StringRef, 11> kernelKeys = {
+    "name",    "module", "block",   "grid",     "dynamic_smem", "resizable",
+    "threads", "ratio",  "time_ms", "replicas", "setmaxnreg"};
 
 /// CUDA's limits on block and grid dimensions.
 constexpr int64_t maxBlockThreads = 1024;
@@ -179,6 +179,26 @@ LogicalResult ConfigParser::parseKernel(const YAML::Node &node,
           kernel.timeMs = *value;
           return success();
         }
+        if (key == "setmaxnreg") {
+          FailureOr<int64_t> value = parseInt(field, 0, 256);
+          if (failed(value))
+            return failure();
+          if (*value != 0 && (*value < 24 || *value % 8))
+            return emitError(getLoc(field))
+                       << "'setmaxnreg' must be 0 (none) or a multiple of 8 "
+                          "within 24..256, not "
+                       << *value,
+                   failure();
+          kernel.setmaxnreg = *value;
+          return success();
+        }
+        if (key == "replicas") {
+          FailureOr<int64_t> value = parseInt(field, 1, 32);
+          if (failed(value))
+            return failure();
+          kernel.replicas = *value;
+          return success();
+        }
         FailureOr<int64_t> value =
             key == "dynamic_smem"
                 ? parseInt(field, 0, std::numeric_limits<int64_t>::max())
@@ -225,7 +245,8 @@ LogicalResult ConfigParser::checkKernel(const KernelConfig &kernel,
     int64_t threads = *kernel.threads;
     Location loc = locs.at("threads");
     if (strategy == FusionStrategy::Interleave ||
-        strategy == FusionStrategy::Dynamic)
+        strategy == FusionStrategy::Dynamic ||
+        strategy == FusionStrategy::SMAware)
       return emitError(loc)
                  << "'threads' splits a block between kernels; "
                     "it applies to strategy 'thread' or 'auto', "
@@ -240,10 +261,22 @@ LogicalResult ConfigParser::checkKernel(const KernelConfig &kernel,
     // Whether a split other than the block is safe is the kernel
     // analysis's to decide (or the user's, with `resizable: true`).
   }
+  for (StringRef key : {"replicas", "setmaxnreg"})
+    if (locs.count(key) && (strategy == FusionStrategy::Interleave ||
+                            strategy == FusionStrategy::Dynamic ||
+                            strategy == FusionStrategy::SMAware))
+      return emitError(locs.at(key))
+                 << "'" << key
+                 << "' applies to the thread split (strategy 'thread' or "
+                    "'auto'), where a fused block holds every kernel's "
+                    "threads, not to '"
+                 << stringifyStrategy(strategy) << "'",
+             failure();
   if (kernel.ratio && strategy == FusionStrategy::Thread)
     return emitError(locs.at("ratio"))
                << "'ratio' sets a kernel's share of the blocks; it applies "
-                  "to strategy 'interleave', 'dynamic' or 'auto', not "
+                  "to strategy 'interleave', 'dynamic', 'sm_aware' or "
+                  "'auto', not "
                   "'thread' (which uses 'threads')",
            failure();
   return success();
@@ -274,52 +307,72 @@ FailureOr<FusionConfig> ConfigParser::parse(StringRef text) {
            failure();
 
   FusionConfig config(getLoc(root));
-  std::optional<Field> kernelsField;
-  LogicalResult result =
-      forEachField(root, configKeys, "in the fusion config",
-                   [&](const Field &field) -> LogicalResult {
-                     if (field.key == "name") {
-                       FailureOr<std::string> name = parseString(field);
-                       if (failed(name))
-                         return failure();
-                       // It becomes the fused `.entry`'s name.
-                       if (!isPTXIdentifier(*name))
-                         return emitError(getLoc(field))
-                                    << "'name' must be a PTX identifier "
-                                       "(letters, digits, '_' and '$', not "
-                                       "starting with a digit), not '"
-                                    << *name << "'",
-                                failure();
-                       config.name = std::move(*name);
-                     } else if (field.key == "strategy") {
-                       FailureOr<ConfigStrategy> strategy = failure();
-                       if (field.value.IsScalar())
-                         strategy = parseStrategy(field.value.Scalar());
-                       if (failed(strategy))
-                         return emitError(getLoc(field))
-                                    << "unknown strategy"
-                                    << (field.value.IsScalar()
-                                            ? " '" + field.value.Scalar() + "'"
-                                            : std::string())
-                                    << ": write auto, thread, interleave or "
-                                       "dynamic",
-                                failure();
-                       config.strategy = *strategy;
-                     } else if (field.key == "maxnreg") {
-                       FailureOr<int64_t> maxnreg =
-                           parseInt(field, minMaxnreg, maxMaxnreg);
-                       if (failed(maxnreg))
-                         return failure();
-                       config.maxnreg = *maxnreg;
-                     } else {
-                       // Kernels are read once the strategy is known.
-                       kernelsField = field;
-                     }
-                     return success();
-                   });
+  std::optional<Field> kernelsField, unitsField;
+  LogicalResult result = forEachField(
+      root, configKeys, "in the fusion config",
+      [&](const Field &field) -> LogicalResult {
+        if (field.key == "name") {
+          FailureOr<std::string> name = parseString(field);
+          if (failed(name))
+            return failure();
+          // It becomes the fused `.entry`'s name.
+          if (!isPTXIdentifier(*name))
+            return emitError(getLoc(field))
+                       << "'name' must be a PTX identifier "
+                          "(letters, digits, '_' and '$', not "
+                          "starting with a digit), not '"
+                       << *name << "'",
+                   failure();
+          config.name = std::move(*name);
+        } else if (field.key == "strategy") {
+          FailureOr<ConfigStrategy> strategy = failure();
+          if (field.value.IsScalar())
+            strategy = parseStrategy(field.value.Scalar());
+          if (failed(strategy))
+            return emitError(getLoc(field))
+                       << "unknown strategy"
+                       << (field.value.IsScalar()
+                               ? " '" + field.value.Scalar() + "'"
+                               : std::string())
+                       << ": write auto, thread, interleave, "
+                          "dynamic or sm_aware",
+                   failure();
+          config.strategy = *strategy;
+        } else if (field.key == "maxnreg") {
+          FailureOr<int64_t> maxnreg = parseInt(field, minMaxnreg, maxMaxnreg);
+          if (failed(maxnreg))
+            return failure();
+          config.maxnreg = *maxnreg;
+        } else if (field.key == "runtime_shapes") {
+          FailureOr<bool> value = parseBool(field);
+          if (failed(value))
+            return failure();
+          config.runtimeShapes = *value;
+        } else if (field.key == "units") {
+          FailureOr<int64_t> value =
+              parseInt(field, 1, std::numeric_limits<int32_t>::max());
+          if (failed(value))
+            return failure();
+          config.units = *value;
+          unitsField = field;
+        } else {
+          // Kernels are read once the strategy is known.
+          kernelsField = field;
+        }
+        return success();
+      });
   if (failed(result))
     return failure();
 
+  if (unitsField && *config.units > 1 && config.strategy &&
+      *config.strategy != FusionStrategy::Dynamic &&
+      *config.strategy != FusionStrategy::SMAware)
+    return emitError(getLoc(*unitsField))
+               << "'units' is how many blocks of the kernels a fused block "
+                  "takes per ticket; it applies to strategy 'dynamic', "
+                  "'sm_aware' or 'auto', not '"
+               << stringifyStrategy(config.strategy) << "'",
+           failure();
   if (!kernelsField)
     return emitError(config.loc) << "the fusion config has no 'kernels': "
                                     "list the kernels to fuse, at least 2",

@@ -6,20 +6,26 @@
 //  - t_i(k): kernel i's time with k of its blocks resident per SM. The
 //    profile gives it at the kernel's own occupancy and, from
 //    `gpu-run --occupancy-sweep`, at fewer blocks per SM; in between it is
-//    interpolated. Without a sweep, a kernel keeps its speed down to half
-//    its blocks and then slows with the square root of its share.
+//    interpolated. Without a sweep, a kernel slows as a power of its share
+//    of its own blocks per SM, the power by its kind.
 //  - A thread split gives every part occ_f (the fused occupancy) of its
 //    blocks per SM, but a fused block lives as long as its slowest part:
 //    the parts' block durations at occ_f add up per fused block.
 //  - The block-level strategies share occ_f slots per SM. By Little's law
 //    part i holds a share of them proportional to ratio_i times its block
-//    duration; the parts run together until the first one ends, then the
-//    rest get every slot.
+//    duration, never more than it has blocks; the parts run together until
+//    the first one ends, then the rest get every slot.
 //  - The parts contend for what both use: T is at least
 //    max_i t_i + gamma * (sum_i t_i - max_i t_i), with gamma by the kernels'
-//    kinds (memory, compute, tensor).
-//  - Spills add their bytes over 256 as a fraction; a ticket per block
-//    costs dynamic dispatch 1%.
+//    kinds (memory, compute, tensor); for a thread split with each part's
+//    time at the fused occupancy.
+//  - Spills add their bytes over 256 as a fraction; a dynamic or sm_aware
+//    ticket adds its latency to every fused block.
+//  - Apart, a first kernel with less than a wave of blocks leaves its free
+//    slots to the second (two streams, a CUDA graph).
+//
+// The constants, and what they were fitted on, are in FusionModel.h
+// (namespace model).
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,6 +41,7 @@
 #include "llvm/Support/ToolOutputFile.h"
 
 #include <cmath>
+#include <functional>
 
 using namespace mlir;
 using namespace gpuopt;
@@ -80,15 +87,26 @@ std::string Candidate::describe() const {
   case FusionStrategy::Thread:
     os << "thread split ";
     llvm::interleave(
-        plan.parts, os, [&](const PartPlan &p) { os << p.getThreads(); }, "+");
+        plan.parts, os,
+        [&](const PartPlan &p) {
+          if (p.replicas > 1)
+            os << p.replicas << "x";
+          os << p.getThreads();
+          if (p.setmaxnreg)
+            os << "@" << p.setmaxnreg << "r";
+        },
+        "+");
     break;
   case FusionStrategy::Interleave:
   case FusionStrategy::Dynamic:
+  case FusionStrategy::SMAware:
     os << stringifyFusionStrategy(plan.strategy) << " ";
     llvm::interleave(
         plan.parts, os, [&](const PartPlan &p) { os << p.ratio; }, ":");
     break;
   }
+  if (plan.units > 1)
+    os << ", units " << plan.units;
   if (plan.maxnreg)
     os << ", maxnreg " << plan.maxnreg;
   return text;
@@ -108,6 +126,18 @@ std::string Candidate::options() const {
         plan.parts, os, [&](const PartPlan &p) { os << p.ratio; }, ",");
   }
   os << " maxnreg=" << plan.maxnreg;
+  if (plan.units > 1)
+    os << " units=" << plan.units;
+  auto perPart = [&](StringRef key, auto get, int64_t none) {
+    if (llvm::all_of(plan.parts,
+                     [&](const PartPlan &p) { return get(p) == none; }))
+      return;
+    os << " " << key << "=";
+    llvm::interleave(
+        plan.parts, os, [&](const PartPlan &p) { os << get(p); }, ",");
+  };
+  perPart("replicas", [](const PartPlan &p) { return p.replicas; }, 1);
+  perPart("setmaxnreg", [](const PartPlan &p) { return p.setmaxnreg; }, 0);
   if (llvm::is_contained(resized, true)) {
     os << " resizable=";
     llvm::interleave(
@@ -116,21 +146,7 @@ std::string Candidate::options() const {
   return text;
 }
 
-namespace {
-/// What kind of throughput a kernel is limited by, from its instruction mix.
-enum class KernelKind { Memory, Compute, Tensor };
-
-KernelKind classify(const KernelAnalysis &analysis) {
-  if (analysis.getTensorInstructionCount())
-    return KernelKind::Tensor;
-  double memory = double(analysis.getGlobalMemoryInstructionCount()) /
-                  std::max(1u, analysis.getInstructionCount());
-  // Hash and ALU kernels have under 1% global accesses among their
-  // instructions, the suite's memory-bound kernels from 2.6% up.
-  return memory >= 0.02 ? KernelKind::Memory : KernelKind::Compute;
-}
-
-StringRef stringifyKind(KernelKind kind) {
+StringRef hfuse::stringifyKernelKind(KernelKind kind) {
   switch (kind) {
   case KernelKind::Memory:
     return "memory";
@@ -142,74 +158,109 @@ StringRef stringifyKind(KernelKind kind) {
   llvm_unreachable("unknown kind");
 }
 
-/// How much of the shorter part's time is not hidden behind the longer one.
-/// The tensor-core kernels seen so far stream their tiles from global
-/// memory, so they hide nothing of a memory-bound partner.
-double overlapPenalty(ArrayRef<KernelKind> kinds) {
+KernelKind hfuse::classifyKernel(const KernelAnalysis &analysis, double timeMs,
+                                 double bytes) {
+  if (analysis.getTensorInstructionCount())
+    return KernelKind::Tensor;
+  // What it moves per time, where the profile says: a loop of arithmetic
+  // around a few loads looks memory-bound in the static mix.
+  if (timeMs > 0 && bytes >= 0)
+    return bytes / (timeMs * 1e6) >= model::MemoryBoundGBs
+               ? KernelKind::Memory
+               : KernelKind::Compute;
+  double memory = double(analysis.getGlobalMemoryInstructionCount()) /
+                  std::max(1u, analysis.getInstructionCount());
+  // Hash and ALU kernels have under 1% global accesses among their
+  // instructions, the suite's memory-bound kernels from 2.6% up.
+  return memory >= 0.02 ? KernelKind::Memory : KernelKind::Compute;
+}
+
+double hfuse::getOverlapPenalty(ArrayRef<KernelKind> kinds) {
   bool memory = llvm::is_contained(kinds, KernelKind::Memory);
   bool compute = llvm::is_contained(kinds, KernelKind::Compute);
   bool tensor = llvm::is_contained(kinds, KernelKind::Tensor);
-  if (memory && tensor)
-    return 1.0;
   if (memory && compute)
-    return 0.2;
-  if (compute && tensor)
-    return 0.5;
-  return 0.85;
+    return model::GammaMemoryCompute;
+  if (tensor && (memory || compute))
+    return model::GammaTensor;
+  if (memory)
+    return model::GammaMemoryMemory;
+  return model::GammaSameKind;
 }
 
-/// Kernel i alone as the model sees it.
-struct AloneKernel {
-  double timeMs;
-  /// Blocks per SM alone.
-  int64_t blocksPerSM;
-  int64_t blocks;
-  /// (blocks per SM, ms) below blocksPerSM, scaled to timeMs.
-  SmallVector<std::pair<double, double>> sweep;
-
-  /// The time with `k` blocks resident per SM.
-  double timeAt(double k) const {
-    if (k >= double(blocksPerSM))
-      return timeMs;
-    if (sweep.empty())
-      return timeMs / std::sqrt(std::min(2.0 * k / double(blocksPerSM), 1.0));
-    // Below the lowest point, time grows as blocks shrink.
-    if (k <= sweep.front().first)
-      return sweep.front().second * sweep.front().first / std::max(k, 1e-3);
-    std::pair<double, double> upper = {double(blocksPerSM), timeMs};
-    for (size_t i = 0; i < sweep.size(); ++i) {
-      std::pair<double, double> lo = sweep[i];
-      std::pair<double, double> hi =
-          i + 1 < sweep.size() ? sweep[i + 1] : upper;
-      if (k <= hi.first)
-        return lo.second +
-               (hi.second - lo.second) * (k - lo.first) / (hi.first - lo.first);
-    }
+double KernelTimes::timeAt(double k) const {
+  k = std::max(k, 1e-3);
+  double allResident = allResidentPerSM > 0
+                           ? allResidentPerSM
+                           : double(blocks) / double(multiprocessors);
+  double fullSpeed = fullSpeedPerSM > 0 ? fullSpeedPerSM : double(blocksPerSM);
+  if (k >= fullSpeed || k >= allResident)
     return timeMs;
+  if (sweep.empty()) {
+    double p = kind == KernelKind::Memory    ? model::SlowdownMemory
+               : kind == KernelKind::Compute ? model::SlowdownCompute
+                                             : model::SlowdownTensor;
+    return timeMs * std::pow(fullSpeed / k, p);
   }
-
-  /// How long one block takes alone: the time over the number of waves.
-  double blockMs(int64_t multiprocessors) const {
-    double waves = double(blocks) / double(blocksPerSM * multiprocessors);
-    return waves > 1 ? timeMs / waves : timeMs;
+  // Below the lowest point, time grows as blocks shrink.
+  if (k <= sweep.front().first)
+    return sweep.front().second * sweep.front().first / k;
+  std::pair<double, double> upper = {fullSpeed, timeMs};
+  for (size_t i = 0; i < sweep.size(); ++i) {
+    std::pair<double, double> lo = sweep[i];
+    std::pair<double, double> hi = i + 1 < sweep.size() ? sweep[i + 1] : upper;
+    if (k <= hi.first)
+      return lo.second +
+             (hi.second - lo.second) * (k - lo.first) / (hi.first - lo.first);
   }
-};
+  return timeMs;
+}
 
-/// A thread split: every fused block holds one block of each part that
-/// has one at that index, and lasts as long as the slowest of them.
-double predictThreadSplit(ArrayRef<AloneKernel> parts, int64_t occupancy,
-                          int64_t multiprocessors) {
+double KernelTimes::blockMs(int64_t multiprocessors) const {
+  double fullSpeed = fullSpeedPerSM > 0 ? fullSpeedPerSM : double(blocksPerSM);
+  double waves = double(blocks) / (fullSpeed * double(multiprocessors));
+  return waves > 1 ? timeMs / waves : timeMs;
+}
+
+KernelTimes KernelTimes::resized(int64_t ownThreads, int64_t threads,
+                                 int64_t newBlocks) const {
+  KernelTimes copy = *this;
+  if (threads == ownThreads || threads <= 0)
+    return copy;
+  double scale = double(ownThreads) / double(threads);
+  copy.allResidentPerSM =
+      (allResidentPerSM > 0 ? allResidentPerSM
+                            : double(blocks) / double(multiprocessors)) *
+      scale;
+  copy.fullSpeedPerSM =
+      (fullSpeedPerSM > 0 ? fullSpeedPerSM : double(blocksPerSM)) * scale;
+  copy.blocks = std::max<int64_t>(newBlocks, 1);
+  // k blocks of `threads` are k / scale of its own: the same speed needs
+  // scale times as many blocks. The fractional count stays exact in the
+  // sweep; blocksPerSM rounds down (at least one).
+  copy.blocksPerSM =
+      std::max<int64_t>(int64_t(double(blocksPerSM) * scale + 1e-9), 1);
+  for (auto &point : copy.sweep)
+    point.first *= scale;
+  llvm::erase_if(copy.sweep, [&](const std::pair<double, double> &point) {
+    return point.first >= copy.fullSpeedPerSM;
+  });
+  return copy;
+}
+
+double hfuse::predictThreadSplit(ArrayRef<KernelTimes> parts, int64_t occupancy,
+                                 int64_t multiprocessors) {
   double slots = double(occupancy * multiprocessors);
   SmallVector<double> blockMs;
   double longest = 0;
-  for (const AloneKernel &part : parts) {
+  for (const KernelTimes &part : parts) {
     double t = part.timeAt(double(occupancy));
     longest = std::max(longest, t);
     blockMs.push_back(t * slots / std::max(double(part.blocks), slots));
   }
   // Fused blocks [previous grid, next grid) hold the parts with more blocks.
   SmallVector<int64_t> grids;
-  for (const AloneKernel &part : parts)
+  for (const KernelTimes &part : parts)
     grids.push_back(part.blocks);
   llvm::sort(grids);
   double total = 0;
@@ -227,31 +278,53 @@ double predictThreadSplit(ArrayRef<AloneKernel> parts, int64_t occupancy,
   return std::max(total / slots, longest);
 }
 
-/// The block-level strategies: the parts share the fused slots in
-/// proportion to ratio x block duration until one ends; then the others
-/// share all of them.
-double predictBlockLevel(ArrayRef<AloneKernel> parts, ArrayRef<int64_t> ratio,
-                         int64_t occupancy, int64_t multiprocessors) {
+double hfuse::predictBlockLevel(ArrayRef<KernelTimes> parts,
+                                ArrayRef<int64_t> ratio, int64_t occupancy,
+                                int64_t multiprocessors) {
   SmallVector<double> left(parts.size(), 1.0);
   double elapsed = 0;
   for (size_t round = 0; round < parts.size(); ++round) {
-    double weight = 0;
-    for (auto [i, part] : llvm::enumerate(parts))
-      if (left[i] > 0)
-        weight += double(ratio[i]) * part.blockMs(multiprocessors);
-    if (weight <= 0)
-      break;
+    // Shares of the slots by ratio x block duration; a part with fewer
+    // blocks per SM than its share holds only those, and the others share
+    // the rest.
+    SmallVector<double> share(parts.size(), 0);
+    SmallVector<bool> capped(parts.size(), false);
+    double free = double(occupancy);
+    for (size_t pass = 0; pass < parts.size(); ++pass) {
+      double weight = 0;
+      for (auto [i, part] : llvm::enumerate(parts))
+        if (left[i] > 0 && !capped[i])
+          weight += double(ratio[i]) * part.blockMs(multiprocessors);
+      if (weight <= 0)
+        break;
+      bool changed = false;
+      for (auto [i, part] : llvm::enumerate(parts)) {
+        if (left[i] <= 0 || capped[i])
+          continue;
+        share[i] =
+            free * double(ratio[i]) * part.blockMs(multiprocessors) / weight;
+        double most = double(part.blocks) / double(multiprocessors);
+        if (share[i] > most) {
+          share[i] = most;
+          capped[i] = true;
+          free -= most;
+          changed = true;
+        }
+      }
+      if (!changed)
+        break;
+    }
     // Each running part's whole time at its share of the slots.
     SmallVector<double> full(parts.size(), 0);
     double step = INFINITY;
     for (auto [i, part] : llvm::enumerate(parts)) {
       if (left[i] <= 0)
         continue;
-      double share = double(occupancy) * double(ratio[i]) *
-                     part.blockMs(multiprocessors) / weight;
-      full[i] = part.timeAt(share);
+      full[i] = part.timeAt(share[i]);
       step = std::min(step, left[i] * full[i]);
     }
+    if (!std::isfinite(step))
+      break;
     elapsed += step;
     for (size_t i = 0; i < parts.size(); ++i)
       if (left[i] > 0)
@@ -259,6 +332,104 @@ double predictBlockLevel(ArrayRef<AloneKernel> parts, ArrayRef<int64_t> ratio,
   }
   return elapsed;
 }
+
+double hfuse::predictApart(ArrayRef<KernelTimes> kernels,
+                           int64_t multiprocessors, bool timed) {
+  double serial = 0;
+  for (const KernelTimes &kernel : kernels)
+    serial += kernel.timeMs;
+  if (kernels.size() < 2 || !timed)
+    return serial;
+  const KernelTimes &first = kernels[0], &second = kernels[1];
+  double slots = double(first.blocksPerSM * multiprocessors);
+  if (double(first.blocks) >= slots)
+    return serial;
+  // While the first runs, the second gets the slots it leaves free.
+  double freeShare = 1.0 - double(first.blocks) / slots;
+  double shared = second.timeAt(freeShare * double(second.blocksPerSM));
+  double window = first.timeMs - model::LaunchGapMs;
+  if (window <= 0)
+    return serial;
+  double done = window / shared;
+  double both = done >= 1 ? std::max(first.timeMs, model::LaunchGapMs + shared)
+                          : first.timeMs + (1 - done) * second.timeMs;
+  return std::min(serial, serial - first.timeMs - second.timeMs + both);
+}
+
+double hfuse::getDispatchCost(const FusionPlan &plan, int64_t occupancy,
+                              int64_t multiprocessors, bool timed) {
+  double perTicket;
+  if (plan.strategy == FusionStrategy::Dynamic)
+    perTicket = model::TicketMs;
+  else if (plan.strategy == FusionStrategy::SMAware)
+    perTicket = model::SMAwareTicketMs;
+  else
+    return 0;
+  // Every fused block waits for its ticket once per `units` work units.
+  double rounds =
+      std::ceil(double(getFusedGridBlocks(plan)) /
+                double(std::max<int64_t>(occupancy, 1) * multiprocessors));
+  double cost = rounds * perTicket;
+  return timed ? cost : cost / model::AssumedWaveMs;
+}
+
+SmallVector<int64_t> hfuse::balanceThreadSplit(ArrayRef<KernelTimes> parts,
+                                               ArrayRef<int64_t> threads,
+                                               ArrayRef<bool> resizable,
+                                               int64_t registers,
+                                               int64_t sharedBytes,
+                                               const DeviceLimits &limits) {
+  constexpr int64_t maxThreads = 1024;
+  SmallVector<int64_t> best, current(threads.begin(), threads.end());
+  double bestMs = INFINITY, bestSpread = INFINITY;
+  int64_t bestChange = 0;
+  std::function<void(size_t, int64_t)> visit = [&](size_t i, int64_t used) {
+    if (i == parts.size()) {
+      int64_t occupancy = limits.occupancy(used, registers, sharedBytes);
+      if (occupancy == 0)
+        return;
+      SmallVector<KernelTimes> sized;
+      double lo = INFINITY, hi = 0;
+      for (auto [part, own, n] : llvm::zip(parts, threads, current)) {
+        sized.push_back(part.resized(own, n, part.blocks));
+        double t = sized.back().timeAt(double(occupancy));
+        lo = std::min(lo, t);
+        hi = std::max(hi, t);
+      }
+      double ms = predictThreadSplit(sized, occupancy, limits.multiprocessors);
+      // Ties (within 0.1%) go to the split whose parts finish closest, then
+      // to the one closest to the kernels' own blocks.
+      int64_t change = 0;
+      for (auto [own, n] : llvm::zip(threads, current))
+        change += std::abs(n - own);
+      double spread = hi - lo;
+      bool tie = ms <= bestMs * 1.001 && ms >= bestMs * 0.999;
+      if (ms < bestMs * 0.999 ||
+          (tie && (spread < bestSpread * 0.999 ||
+                   (spread <= bestSpread * 1.001 && change < bestChange)))) {
+        bestMs = std::min(ms, bestMs);
+        bestSpread = spread;
+        bestChange = change;
+        best = current;
+      }
+      return;
+    }
+    if (!resizable[i]) {
+      current[i] = threads[i];
+      visit(i + 1, used + llvm::alignTo(threads[i], 32));
+      return;
+    }
+    for (int64_t n = 32; used + n <= maxThreads; n += 32) {
+      current[i] = n;
+      visit(i + 1, used + n);
+    }
+    current[i] = threads[i];
+  };
+  visit(0, 0);
+  return best;
+}
+
+namespace {
 
 struct Resources {
   int64_t registers = 32, sharedBytes = 0, spillBytes = 0;
@@ -297,7 +468,8 @@ std::string describeRegisterShortfall(const FusionPlan &plan,
   else
     os << ", and a block of " << blockThreads << " threads can have at most "
        << cap << " per thread (" << limits.registersPerSM
-       << " registers per SM, allocated per warp, a block's warps counted in fours)";
+       << " registers per SM, allocated per warp, a block's warps counted in "
+          "fours)";
   return text;
 }
 
@@ -360,8 +532,9 @@ hfuse::evaluateCandidates(ModuleOp root, const FusionPlan &base,
     analyses.emplace_back(*entry);
   }
   SmallVector<KernelKind> kinds;
-  SmallVector<AloneKernel> alone;
+  SmallVector<KernelTimes> alone;
   SmallVector<int64_t> aloneRegisters;
+  int64_t aloneSharedBytes = 0;
   std::string ptxasError;
   for (auto [part, analysis, profile] :
        llvm::zip(base.parts, analyses, profiles)) {
@@ -374,13 +547,15 @@ hfuse::evaluateCandidates(ModuleOp root, const FusionPlan &base,
              failure();
     aloneRegisters.push_back(res.registers);
     int64_t smem = res.sharedBytes + std::max<int64_t>(part.dynamicSmem, 0);
-    AloneKernel &kernel = alone.emplace_back();
+    aloneSharedBytes = llvm::alignTo(aloneSharedBytes, 1024) + smem;
+    KernelTimes &kernel = alone.emplace_back();
     kernel.blocksPerSM =
         profile.blocksPerSM > 0
             ? profile.blocksPerSM
             : std::max<int64_t>(
                   limits.occupancy(part.getThreads(), res.registers, smem), 1);
     kernel.blocks = std::max<int64_t>(part.getBlocks(), 1);
+    kernel.multiprocessors = limits.multiprocessors;
     double waves =
         std::ceil(double(kernel.blocks) /
                   double(kernel.blocksPerSM * limits.multiprocessors));
@@ -391,26 +566,36 @@ hfuse::evaluateCandidates(ModuleOp root, const FusionPlan &base,
       for (auto [blocks, ms] : profile.sweep)
         if (blocks < kernel.blocksPerSM)
           kernel.sweep.push_back({double(blocks), ms});
-    kinds.push_back(classify(analysis));
+    kernel.kind = classifyKernel(analysis, profile.timeMs, profile.bytes);
+    kinds.push_back(kernel.kind);
   }
   // Times and waves do not mix: the caller gives every kernel a time or none.
   bool timed = llvm::all_of(
       profiles, [](const KernelProfile &p) { return p.timeMs > 0; });
-  double gamma = overlapPenalty(kinds);
-  double baseline = 0, longestAlone = 0;
-  for (const AloneKernel &kernel : alone) {
-    baseline += kernel.timeMs;
-    longestAlone = std::max(longestAlone, kernel.timeMs);
-  }
-  double contention = longestAlone + gamma * (baseline - longestAlone);
+  double gamma = getOverlapPenalty(kinds);
+  double baseline = predictApart(alone, limits.multiprocessors, timed);
+  // The parts contend for what both use: at least the longest part plus
+  // gamma of the others, each at the blocks per SM it gets.
+  auto contentionBound = [&](ArrayRef<double> times) {
+    double sum = 0, longest = 0;
+    for (double t : times) {
+      sum += t;
+      longest = std::max(longest, t);
+    }
+    return longest + gamma * (sum - longest);
+  };
+  SmallVector<double> aloneTimes;
+  for (const KernelTimes &kernel : alone)
+    aloneTimes.push_back(kernel.timeMs);
+  double aloneContention = contentionBound(aloneTimes);
 
-  // The candidates.
-  std::vector<FusionPlan> plans;
-  auto addPlan = [&](FusionPlan plan) {
-    for (const FusionPlan &p : plans)
-      if (p == plan)
+  // The candidates, each with where it comes from when that is worth saying.
+  std::vector<std::pair<FusionPlan, std::string>> plans;
+  auto addPlan = [&](FusionPlan plan, std::string origin = "") {
+    for (const auto &p : plans)
+      if (p.first == plan)
         return;
-    plans.push_back(plan);
+    plans.push_back({plan, origin});
   };
   // Thread splits: the given blocks, and for resizable kernels 64..512.
   std::vector<FusionPlan> splits = {base};
@@ -429,23 +614,101 @@ hfuse::evaluateCandidates(ModuleOp root, const FusionPlan &base,
   for (FusionPlan plan : splits) {
     plan.strategy = FusionStrategy::Thread;
     plan.maxnreg = std::max<int64_t>(cap, 0);
+    plan.units = 1;
     addPlan(plan);
   }
+  // The balanced split: resizable parts get thread counts that make the
+  // parts finish together, at the occupancy the kernels' registers allow.
+  if (llvm::is_contained(resizable, true)) {
+    SmallVector<int64_t> ownThreads;
+    for (const PartPlan &part : base.parts)
+      ownThreads.push_back(part.getThreads());
+    int64_t registers = *llvm::max_element(aloneRegisters);
+    if (cap > 0)
+      registers = std::min(registers, cap);
+    SmallVector<int64_t> balanced = balanceThreadSplit(
+        alone, ownThreads, resizable, registers, aloneSharedBytes, limits);
+    if (!balanced.empty()) {
+      FusionPlan plan = base;
+      plan.strategy = FusionStrategy::Thread;
+      plan.maxnreg = std::max<int64_t>(cap, 0);
+      plan.units = 1;
+      for (auto [part, threads, own] :
+           llvm::zip(plan.parts, balanced, ownThreads))
+        if (threads != own)
+          part.block = {threads, 1, 1};
+      addPlan(plan, "balanced split");
+    }
+  }
+  // Replicas: r copies of one part's block in each fused block give that
+  // part r resident blocks per fused one (a part of short blocks beside a
+  // long one); the model sees the copies as one block of r x its threads
+  // over 1 / r of its grid.
+  constexpr int64_t maxBlockThreads = 1024;
+  int64_t baseThreads = 0;
+  for (const PartPlan &part : base.parts)
+    baseThreads += part.replicas * part.getThreads();
+  for (auto [i, part] : llvm::enumerate(base.parts)) {
+    if (part.replicas != 1)
+      continue;
+    for (int64_t copies : {2, 4}) {
+      if (baseThreads + (copies - 1) * part.getThreads() > maxBlockThreads ||
+          part.getBlocks() < copies)
+        continue;
+      FusionPlan plan = base;
+      plan.strategy = FusionStrategy::Thread;
+      plan.maxnreg = std::max<int64_t>(cap, 0);
+      plan.units = 1;
+      plan.parts[i].replicas = copies;
+      addPlan(plan, "replicas");
+    }
+  }
+  // Register budgets (setmaxnreg): when the parts need registers far apart
+  // alone, each takes what ptxas gave it alone (rounded up to 8), so that
+  // the fused block is not sized for the hungriest part in every thread.
+  {
+    int64_t most = *llvm::max_element(aloneRegisters);
+    int64_t least = *llvm::min_element(aloneRegisters);
+    if (cap < 0 && most - least >= 16 && base.parts.size() > 1) {
+      FusionPlan plan = base;
+      plan.strategy = FusionStrategy::Thread;
+      plan.maxnreg = 0;
+      plan.units = 1;
+      for (auto [part, registers] : llvm::zip(plan.parts, aloneRegisters))
+        part.setmaxnreg =
+            std::clamp<int64_t>(llvm::alignTo(registers, 8), 24, 256);
+      addPlan(plan, "register budgets");
+    }
+  }
   for (FusionStrategy strategy :
-       {FusionStrategy::Interleave, FusionStrategy::Dynamic}) {
+       {FusionStrategy::Interleave, FusionStrategy::Dynamic,
+        FusionStrategy::SMAware}) {
     FusionPlan plan = base;
     plan.strategy = strategy;
     plan.maxnreg = std::max<int64_t>(cap, 0);
+    if (strategy == FusionStrategy::Interleave)
+      plan.units = 1;
     addPlan(plan);
+    // Four work units per ticket where the fused grid spans more than four
+    // waves of 8 blocks per SM: a quarter of the tickets, the same slot
+    // model.
+    if (strategy != FusionStrategy::Interleave && base.units == 1 &&
+        getFusedGridBlocks(plan) > 4 * 8 * limits.multiprocessors) {
+      FusionPlan batched = plan;
+      batched.units = 4;
+      addPlan(batched, "units");
+    }
     for (PartPlan &part : plan.parts)
       part.ratio = 1;
     addPlan(plan);
   }
 
   std::vector<Candidate> candidates;
-  auto evaluate = [&](const FusionPlan &plan) -> Candidate {
+  auto evaluate = [&](const FusionPlan &plan,
+                      StringRef origin = "") -> Candidate {
     Candidate candidate;
     candidate.plan = plan;
+    candidate.origin = origin.str();
     for (auto [part, basePart] : llvm::zip(plan.parts, base.parts))
       candidate.resized.push_back(part.getThreads() != basePart.getThreads());
     candidate.baselineMs = baseline;
@@ -495,45 +758,62 @@ hfuse::evaluateCandidates(ModuleOp root, const FusionPlan &base,
                         : std::max(dynamicSmem, bytes);
     }
     candidate.registers = res.registers;
+    // With per-part budgets the block launches with the pool they share.
+    if (llvm::any_of(plan.parts,
+                     [](const PartPlan &part) { return part.setmaxnreg; }))
+      if (int64_t launch = getLaunchRegisters(plan))
+        candidate.registers = launch;
     candidate.sharedBytes = res.sharedBytes + dynamicSmem;
     candidate.spillBytes = res.spillBytes;
-    candidate.occupancy = limits.occupancy(layout.blockThreads, res.registers,
-                                           candidate.sharedBytes);
+    candidate.occupancy = limits.occupancy(
+        layout.blockThreads, candidate.registers, candidate.sharedBytes);
     if (candidate.occupancy == 0) {
       candidate.feasible = false;
       candidate.reason = "a fused block does not fit on an SM";
       return candidate;
     }
     // The parts as planned (a resized part has more or fewer blocks).
-    SmallVector<AloneKernel> parts(alone);
+    SmallVector<KernelTimes> parts;
     SmallVector<int64_t> ratio;
     for (auto [i, part] : llvm::enumerate(plan.parts)) {
       ratio.push_back(std::max<int64_t>(part.ratio, 1));
-      if (part.getThreads() != base.parts[i].getThreads()) {
-        // A resized grid-stride kernel does the same work in blocks of
-        // another size: per SM it has as many threads as before.
-        double scale = double(base.parts[i].getThreads()) / part.getThreads();
-        parts[i].blocks = std::max<int64_t>(part.getBlocks(), 1);
-        parts[i].blocksPerSM =
-            std::max<int64_t>(int64_t(double(parts[i].blocksPerSM) * scale), 1);
-        for (auto &point : parts[i].sweep)
-          point.first *= scale;
-      }
+      KernelTimes sized = alone[i].resized(base.parts[i].getThreads(),
+                                           part.getThreads(), part.getBlocks());
+      if (part.replicas > 1)
+        sized =
+            sized.resized(part.getThreads(), part.getThreads() * part.replicas,
+                          llvm::divideCeil(part.getBlocks(), part.replicas));
+      parts.push_back(sized);
     }
+    bool threadSplit = plan.strategy == FusionStrategy::Thread;
     double slotModel =
-        plan.strategy == FusionStrategy::Thread
-            ? predictThreadSplit(parts, candidate.occupancy,
-                                 limits.multiprocessors)
-            : predictBlockLevel(parts, ratio, candidate.occupancy,
-                                limits.multiprocessors);
+        threadSplit ? predictThreadSplit(parts, candidate.occupancy,
+                                         limits.multiprocessors)
+                    : predictBlockLevel(parts, ratio, candidate.occupancy,
+                                        limits.multiprocessors);
+    // A thread split holds every part at the fused occupancy for the whole
+    // run: their contention is at the times they take there (gemm_mma +
+    // ethash_like at one block per SM). A part given other threads or
+    // copies to make it finish with the others is slower there by design,
+    // not by contention: it counts its time alone. The block-level
+    // strategies give each part a changing share: the slot model has it;
+    // the bound counts the times alone.
+    SmallVector<double> atOccupancy, contending;
+    for (auto [i, part] : llvm::enumerate(parts)) {
+      atOccupancy.push_back(part.timeAt(double(candidate.occupancy)));
+      bool reshaped = candidate.resized[i] || plan.parts[i].replicas > 1;
+      contending.push_back(reshaped ? alone[i].timeMs : atOccupancy.back());
+    }
+    double contention =
+        threadSplit ? contentionBound(contending) : aloneContention;
     double predicted = std::max(slotModel, contention);
     std::string shares;
     llvm::raw_string_ostream os(shares);
-    for (auto [i, part] : llvm::enumerate(parts))
-      os << (i ? ", " : "")
-         << llvm::formatv("{0:f3}", part.timeAt(double(candidate.occupancy)));
-    if (plan.strategy == FusionStrategy::Dynamic)
-      predicted *= 1.01; // a ticket per block
+    for (auto [i, t] : llvm::enumerate(atOccupancy))
+      os << (i ? ", " : "") << llvm::formatv("{0:f3}", t);
+    double dispatch = getDispatchCost(plan, candidate.occupancy,
+                                      limits.multiprocessors, timed);
+    predicted += dispatch;
     predicted *= 1.0 + double(candidate.spillBytes) / 256.0;
     candidate.predictedMs = predicted;
     candidate.explanation =
@@ -544,34 +824,41 @@ hfuse::evaluateCandidates(ModuleOp root, const FusionPlan &base,
             [&] {
               std::string k;
               for (auto [i, kind] : llvm::enumerate(kinds))
-                k += (i ? "+" : "") + stringifyKind(kind).str();
+                k += (i ? "+" : "") + stringifyKernelKind(kind).str();
               return k;
             }(),
             layout.blockThreads, candidate.registers, candidate.occupancy,
             shares, slotModel, contention)
             .str();
+    if (dispatch > 0)
+      candidate.explanation +=
+          llvm::formatv(", tickets {0:f3}", dispatch).str();
     return candidate;
   };
-  for (const FusionPlan &plan : plans) {
-    Candidate candidate = evaluate(plan);
+  for (const auto &[plan, origin] : plans) {
+    Candidate candidate = evaluate(plan, origin);
     candidates.push_back(candidate);
     // Register caps that raise the occupancy of a feasible thread split.
     if (!candidate.feasible || cap >= 0 ||
         plan.strategy != FusionStrategy::Thread)
       continue;
+    if (llvm::any_of(plan.parts,
+                     [](const PartPlan &part) { return part.setmaxnreg; }))
+      continue;
     int64_t blockWarps = 0;
     for (const PartPlan &part : plan.parts)
-      blockWarps += llvm::divideCeil(part.getThreads(), 32);
-    for (int64_t blocks = candidate.occupancy + 1, added = 0;
+      blockWarps += part.replicas * llvm::divideCeil(part.getThreads(), 32);
+    for (int64_t blocks = candidate.occupancy + 1, added = 0, last = 0;
          added < 3 && blocks <= limits.blocksPerSM; ++blocks) {
       int64_t regs =
           (limits.registersPerSM / (blocks * blockWarps) / 256) * 256 / 32;
       regs = regs / 8 * 8;
-      if (regs < 24 || regs >= candidate.registers)
+      if (regs < 24 || regs >= candidate.registers || regs == last)
         continue;
+      last = regs;
       FusionPlan capped = plan;
       capped.maxnreg = std::min<int64_t>(regs, 255);
-      candidates.push_back(evaluate(capped));
+      candidates.push_back(evaluate(capped, origin));
       ++added;
     }
   }
@@ -681,6 +968,21 @@ LogicalResult hfuse::writeCandidates(ArrayRef<Candidate> candidates,
         {"ratio", std::move(ratio)},
         {"maxnreg", c.plan.maxnreg},
         {"feasible", c.feasible}};
+    if (!c.origin.empty())
+      object["origin"] = c.origin;
+    if (c.plan.units > 1)
+      object["units"] = c.plan.units;
+    if (llvm::any_of(c.plan.parts, [](const PartPlan &p) {
+          return p.replicas != 1 || p.setmaxnreg;
+        })) {
+      llvm::json::Array replicas, budgets;
+      for (const PartPlan &p : c.plan.parts) {
+        replicas.push_back(p.replicas);
+        budgets.push_back(p.setmaxnreg);
+      }
+      object["replicas"] = std::move(replicas);
+      object["setmaxnreg"] = std::move(budgets);
+    }
     if (c.feasible) {
       object["predicted"] = c.predictedMs;
       object["apart"] = c.baselineMs;

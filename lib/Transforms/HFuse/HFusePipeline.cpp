@@ -22,10 +22,14 @@ void hfuse::buildHFusePipeline(OpPassManager &pm, const HFuseOptions &options) {
   plan.kernels.assign(options.kernels.begin(), options.kernels.end());
   plan.blocks.assign(options.blocks.begin(), options.blocks.end());
   plan.grids.assign(options.grids.begin(), options.grids.end());
+  plan.runtimeShapes = options.runtimeShapes;
   plan.smem.assign(options.smem.begin(), options.smem.end());
   plan.threads.assign(options.threads.begin(), options.threads.end());
   plan.resizable.assign(options.resizable.begin(), options.resizable.end());
   plan.ratio.assign(options.ratio.begin(), options.ratio.end());
+  plan.replicas.assign(options.replicas.begin(), options.replicas.end());
+  plan.setmaxnreg.assign(options.setmaxnreg.begin(), options.setmaxnreg.end());
+  plan.units = options.units;
   plan.maxnreg = options.maxnreg;
   plan.name = options.name;
   plan.profile = options.profile;
@@ -33,6 +37,9 @@ void hfuse::buildHFusePipeline(OpPassManager &pm, const HFuseOptions &options) {
   plan.ptxas = options.ptxas;
   plan.minGain = options.minGain;
   plan.candidatesOut = options.candidatesOut;
+  plan.measure = options.measure;
+  plan.measureTop = options.measureTop;
+  plan.cache = options.cache;
   pm.addPass(createHFusePlanPass(std::move(plan), "hfuse"));
   pm.addPass(createHFuseApply());
 }

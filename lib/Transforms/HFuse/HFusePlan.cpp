@@ -12,6 +12,7 @@
 #include "gpuopt/Transforms/HFuse/FusionModel.h"
 #include "gpuopt/Transforms/HFuse/FusionPlan.h"
 #include "gpuopt/Transforms/HFuse/HFusePipeline.h"
+#include "gpuopt/Transforms/HFuse/MeasureCandidates.h"
 #include "gpuopt/Transforms/Passes.h"
 
 #include "gpuopt/Analysis/KernelLookup.h"
@@ -64,11 +65,16 @@ struct KernelRequest {
   /// From profile=: blocks per SM alone and the occupancy sweep.
   int64_t blocksPerSM = 0;
   std::vector<std::pair<int64_t, double>> sweep;
+  /// From profile=: the bytes it moves in global memory (-1: unknown).
+  double bytes = -1;
   /// The entry the request names, once resolved (a profile may name it by
   /// its symbol instead of `kernel`).
   EntryOp entry;
   /// Where threads= gives this kernel's split, when it does.
   std::optional<Location> threadsLoc;
+  /// Thread split: copies of its block per fused block, and its setmaxnreg
+  /// budget (0: none).
+  int64_t replicas = 1, setmaxnreg = 0;
 };
 
 struct HFusePlanPass : public gpuopt::impl::HFusePlanBase<HFusePlanPass> {
@@ -84,6 +90,10 @@ private:
                                std::string &strategyName, int64_t &cap,
                                std::string &fusedName);
   LogicalResult readProfile(SmallVectorImpl<KernelRequest> &requests);
+  /// The config's `runtime_shapes: true`.
+  bool configRuntimeShapes = false;
+  /// The config's `units:`.
+  std::optional<int64_t> configUnits;
   /// Where the fused kernel is asked for: the config, the kernels= option,
   /// or the first kernel. Notes about the fusion as a whole point here.
   std::optional<Location> fusionLoc;
@@ -115,6 +125,8 @@ HFusePlanPass::gatherRequests(SmallVectorImpl<KernelRequest> &requests,
     strategyName = stringifyStrategy(parsed->strategy).str();
     if (parsed->maxnreg)
       cap = *parsed->maxnreg;
+    configRuntimeShapes = parsed->runtimeShapes;
+    configUnits = parsed->units;
     if (!parsed->name.empty())
       fusedName = parsed->name;
     for (const KernelConfig &k : parsed->kernels) {
@@ -122,6 +134,8 @@ HFusePlanPass::gatherRequests(SmallVectorImpl<KernelRequest> &requests,
                             k.dynamicSmem, k.threads, k.ratio, k.timeMs,
                             k.resizable,   k.loc};
       request.threadsLoc = k.threadsLoc;
+      request.replicas = k.replicas.value_or(1);
+      request.setmaxnreg = k.setmaxnreg.value_or(0);
       requests.push_back(request);
     }
   } else if (!kernels.empty()) {
@@ -174,6 +188,8 @@ HFusePlanPass::gatherRequests(SmallVectorImpl<KernelRequest> &requests,
       failed(checkCount(smem.size(), "smem")) ||
       failed(checkCount(threads.size(), "threads")) ||
       failed(checkCount(ratio.size(), "ratio")) ||
+      failed(checkCount(replicas.size(), "replicas")) ||
+      failed(checkCount(setmaxnreg.size(), "setmaxnreg")) ||
       failed(checkCount(resizable.size(), "resizable")))
     return failure();
   for (auto [i, request] : llvm::enumerate(requests)) {
@@ -217,6 +233,23 @@ HFusePlanPass::gatherRequests(SmallVectorImpl<KernelRequest> &requests,
     }
     if (!ratio.empty())
       request.ratio = ratio[i];
+    if (!replicas.empty()) {
+      if (replicas[i] < 1)
+        return emitError(
+                   getOptionLoc("replicas", getPassOptionColumn(replicas, i)))
+               << "'replicas' must be at least 1, not " << replicas[i];
+      request.replicas = replicas[i];
+    }
+    if (!setmaxnreg.empty()) {
+      int64_t n = setmaxnreg[i];
+      if (n != 0 && (n < 24 || n > 256 || n % 8))
+        return emitError(getOptionLoc("setmaxnreg",
+                                      getPassOptionColumn(setmaxnreg, i)))
+               << "'setmaxnreg' takes 0 (none) or a multiple of 8 within "
+                  "24..256 per kernel, not "
+               << n;
+      request.setmaxnreg = n;
+    }
   }
   return success();
 }
@@ -264,6 +297,8 @@ HFusePlanPass::readProfile(SmallVectorImpl<KernelRequest> &requests) {
         if (const llvm::json::Object *time = object->getObject("time"))
           if (std::optional<double> median = time->getNumber("median_ms"))
             request.timeMs = *median;
+      if (std::optional<double> bytes = object->getNumber("bytes"))
+        request.bytes = *bytes;
       const llvm::json::Object *occupancy = object->getObject("occupancy");
       if (!occupancy)
         break;
@@ -330,6 +365,8 @@ void HFusePlanPass::runOnOperation() {
   // The base plan: block shapes from the requests or `.reqntid`.
   FusionPlan base;
   base.name = fusedName;
+  base.runtimeShapes = runtimeShapes || configRuntimeShapes;
+  base.units = configUnits.value_or(units);
   // Remarks point at the first kernel: a module built from PTX files has no
   // location of its own.
   Location remarkLoc = loc;
@@ -389,11 +426,12 @@ void HFusePlanPass::runOnOperation() {
     part.dynamicSmem = request.dynamicSmem.value_or(-1);
     if (request.ratio)
       part.ratio = *request.ratio;
+    part.replicas = request.replicas;
+    part.setmaxnreg = request.setmaxnreg;
     base.parts.push_back(part);
-    // strategy=auto tries other splits for kernels given threads= or
-    // marked resizable.
-    mayResize.push_back((request.threads || request.resizable) &&
-                        (!blocker || request.resizable));
+    // strategy=auto tries other splits for kernels the analysis shows
+    // resizable or the user marked.
+    mayResize.push_back(!blocker || request.resizable);
     resizeBlockers.push_back(std::move(blocker));
   }
   // A kernel resized on the user's word alone may compute something else.
@@ -450,7 +488,13 @@ void HFusePlanPass::runOnOperation() {
     if (!chosen) {
       emitError(getOptionLoc("strategy"))
           << "unknown fusion strategy '" << strategyName
-          << "' (expected thread, interleave, dynamic or auto)";
+          << "' (expected thread, interleave, dynamic, sm_aware or auto)";
+      return signalPassFailure();
+    }
+    if (!measure.empty()) {
+      emitError(getOptionLoc("measure"))
+          << "'measure' measures the candidates of strategy=auto; with "
+          << "strategy=" << strategyName << " there is nothing to choose";
       return signalPassFailure();
     }
     base.strategy = *chosen;
@@ -476,7 +520,17 @@ void HFusePlanPass::runOnOperation() {
   }
 
   // strategy=auto: evaluate every candidate with the model, in times when
-  // every kernel has one, else in waves.
+  // every kernel has one, else in waves. The model needs launch shapes,
+  // which a launch-agnostic kernel otherwise takes at launch.
+  for (auto [request, part] : llvm::zip(requests, base.parts))
+    if (base.runtimeShapes && part.getBlocks() <= 0) {
+      emitError(request.loc)
+          << "strategy=auto needs the grid of kernel '" << part.kernel
+          << "' for its model, also with runtime shapes (where it is a "
+             "default); give grids= (grid: in the config), or name a "
+             "strategy";
+      return signalPassFailure();
+    }
   size_t timed = llvm::count_if(
       requests, [](const KernelRequest &r) { return r.timeMs.has_value(); });
   if (timed && timed < requests.size()) {
@@ -501,7 +555,37 @@ void HFusePlanPass::runOnOperation() {
     p.timeMs = request.timeMs.value_or(-1.0);
     p.blocksPerSM = request.blocksPerSM;
     p.sweep = request.sweep;
+    p.bytes = request.bytes;
   }
+  // Measured choice (MeasureCandidates.h), 1 of 2: with measure=, find the
+  // GPU and reuse a decision cached for these kernels, shapes and GPU.
+  std::unique_ptr<CandidateMeasurement> measurement;
+  std::string unmeasuredWhy = "no measure= run spec";
+  if (!measure.empty()) {
+    MeasureOptions measureOptions;
+    measureOptions.runSpec = measure;
+    measureOptions.top = measureTop;
+    measureOptions.cacheDir = cache;
+    measureOptions.topLoc = getOptionLoc("measure-top");
+    measureOptions.cacheLoc = getOptionLoc("cache");
+    FailureOr<std::unique_ptr<CandidateMeasurement>> prepared =
+        CandidateMeasurement::prepare(root, base, mayResize, profiles, cap,
+                                      modelOptions, measureOptions,
+                                      getOptionLoc("measure"));
+    if (failed(prepared))
+      return signalPassFailure();
+    measurement = std::move(*prepared);
+    unmeasuredWhy = measurement->unmeasuredReason().str();
+    if (unmeasuredWhy.empty())
+      if (std::optional<MeasuredDecision> cached = measurement->lookup(root)) {
+        if (cached->fuse)
+          warnUnprovenResize(cached->plan);
+        if (failed(applyMeasuredDecision(root, *cached, remarkLoc)))
+          return signalPassFailure();
+        return;
+      }
+  }
+  // End of measured choice 1.
   FailureOr<std::vector<Candidate>> candidates =
       evaluateCandidates(root, base, mayResize, profiles, cap, modelOptions);
   if (failed(candidates))
@@ -522,6 +606,21 @@ void HFusePlanPass::runOnOperation() {
       diag.attachNote() << candidate.describe() << ": " << candidate.reason;
     return signalPassFailure();
   }
+  // Measured choice (MeasureCandidates.h), 2 of 2: with a GPU, the top
+  // candidates are timed and checked, and measurement decides (min-gain is
+  // the model's guard; measurement declines by its own threshold).
+  if (measurement && measurement->unmeasuredReason().empty()) {
+    FailureOr<MeasuredDecision> decision =
+        measurement->measure(root, *candidates);
+    if (failed(decision))
+      return signalPassFailure();
+    if (decision->fuse)
+      warnUnprovenResize(decision->plan);
+    if (failed(applyMeasuredDecision(root, *decision, remarkLoc)))
+      return signalPassFailure();
+    return;
+  }
+  // End of measured choice 2.
   if (best->predictedMs > best->baselineMs * (1.0 - minGain)) {
     emitError(remarkLoc)
         << "hfuse: not fusing: no candidate is predicted to be "
@@ -536,15 +635,17 @@ void HFusePlanPass::runOnOperation() {
   }
   warnUnprovenResize(best->plan);
   setHFusePlan(root, best->plan.toAttr(&getContext()));
-  emitRemark(remarkLoc) << "hfuse: chose " << best->describe() << ": predicted "
-                        << llvm::formatv("{0:f3}", best->predictedMs) << " "
-                        << best->unit << " vs "
-                        << llvm::formatv("{0:f3}", best->baselineMs) << " "
-                        << best->unit << " apart ("
-                        << llvm::formatv("{0:f2}",
-                                         best->baselineMs / best->predictedMs)
-                        << "x); " << best->explanation << "; "
-                        << candidates->size() << " candidates evaluated";
+  emitRemark(remarkLoc)
+      << "hfuse: chose " << best->describe()
+      << (best->origin.empty() ? "" : " (" + best->origin + ")")
+      << ": predicted " << llvm::formatv("{0:f3}", best->predictedMs) << " "
+      << best->unit << " vs " << llvm::formatv("{0:f3}", best->baselineMs)
+      << " " << best->unit << " apart ("
+      << llvm::formatv("{0:f2}", best->baselineMs / best->predictedMs) << "x); "
+      << best->explanation << "; " << candidates->size()
+      << " candidates evaluated"
+      << "; model's choice, unmeasured: no GPU measurement (" << unmeasuredWhy
+      << ")";
 }
 
 std::unique_ptr<Pass> hfuse::createHFusePlanPass(HFusePlanOptions options,

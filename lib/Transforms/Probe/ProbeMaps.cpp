@@ -30,6 +30,16 @@ FailureOr<FusedParts> probe::getFusedParts(EntryOp entry) {
            << "cannot attribute probe records to the parts of fused kernel '"
            << entry.getSymName() << "': expected one top-level scope per "
            << "part, as --hfuse-apply builds them";
+  // A replicated part's copies run in one scope with a copy index the
+  // probes' records do not carry.
+  for (FusionPartAttr part : fusion.getParts())
+    if (part.getReplicas() > 1)
+      return entry.emitError()
+             << "cannot probe fused kernel '" << entry.getSymName()
+             << "': its part '" << part.getKernel() << "' runs "
+             << part.getReplicas()
+             << " of its blocks per fused block (replicas), which probe "
+                "records cannot tell apart; probe it fused with replicas=1";
   parts.threadSplit = fusion.getStrategy() == FusionStrategy::Thread;
   return parts;
 }

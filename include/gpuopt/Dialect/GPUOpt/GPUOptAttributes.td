@@ -26,6 +26,10 @@ def GPUOpt_FusionStrategyEnum : I32EnumAttr<"FusionStrategy",
       // Each block takes a ticket from a global counter and runs the part the
       // ticket maps to (same ratio), so blocks start in ticket order.
       I32EnumAttrCase<"Dynamic", 2, "dynamic">,
+      // Each block's thread 0 counts it on its SM's counter, which picks the
+      // part that SM is short of (same ratio, per SM); the part's block
+      // index comes from the part's counter (POD-Attention's dispatch).
+      I32EnumAttrCase<"SMAware", 3, "sm_aware">,
     ]> {
   let cppNamespace = "::gpuopt";
   let genSpecializedAttr = 0;
@@ -67,6 +71,13 @@ def GPUOpt_IntList : ArrayRefParameter<"int64_t", "a list of integers"> {
   let printer = "::gpuopt::detail::printIntList($_printer, $_self)";
 }
 
+// As GPUOpt_IntList, left out of the printed attribute when empty.
+def GPUOpt_OptionalIntList
+    : OptionalArrayRefParameter<"int64_t", "a list of integers"> {
+  let parser = "::gpuopt::detail::parseIntList($_parser)";
+  let printer = "::gpuopt::detail::printIntList($_printer, $_self)";
+}
+
 // A list of the dialect's attributes in square brackets, each without its
 // `#gpuopt.mnemonic` prefix: `[<kernel = "a", ...>, <kernel = "b", ...>]`.
 class GPUOpt_AttrList<string attr>
@@ -101,11 +112,16 @@ def GPUOpt_HFusePartAttr : GPUOpt_Attr<"HFusePart", "hfuse_part"> {
     in any module when `module` is empty), the block shape and grid it is
     launched with, its blocks per dispatch period (`ratio`, for the
     interleave and dynamic strategies) and the dynamic shared memory it is
-    launched with (absent: unknown).
+    launched with (absent: unknown). Under the thread split, `replicas`
+    (1 if absent) is how many of its blocks one fused block runs side by
+    side, and `setmaxnreg` (0 if absent: none) the registers per thread its
+    warps take with `setmaxnreg` on entry.
 
     ```mlir
     <kernel = "ka", module = "a", block = [128, 1, 1], grid = [1024, 1, 1],
      ratio = 2, dynamic_smem = 0>
+    <kernel = "kb", module = "b", block = [128, 1, 1], grid = [4096, 1, 1],
+     replicas = 3, setmaxnreg = 72>
     ```
   }];
   let parameters = (ins
@@ -115,7 +131,11 @@ def GPUOpt_HFusePartAttr : GPUOpt_Attr<"HFusePart", "hfuse_part"> {
     GPUOpt_IntList:$grid,
     DefaultValuedParameter<"int64_t", "1", "blocks per period">:$ratio,
     OptionalParameter<"std::optional<int64_t>",
-                      "bytes of dynamic shared memory">:$dynamic_smem
+                      "bytes of dynamic shared memory">:$dynamic_smem,
+    DefaultValuedParameter<"int64_t", "1",
+                           "copies of its block in a fused block">:$replicas,
+    DefaultValuedParameter<"int64_t", "0",
+                           "its register budget (setmaxnreg)">:$setmaxnreg
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
@@ -126,7 +146,13 @@ def GPUOpt_HFusePlanAttr : GPUOpt_Attr<"HFusePlan", "hfuse_plan"> {
   let description = [{
     Written by `--hfuse-plan` on the builtin module as `gpuopt.hfuse`, read
     by `--hfuse-apply`: the fused kernel's name, the strategy, its register
-    cap (`.maxnreg`; 0 or absent for none) and its parts, in order.
+    cap (`.maxnreg`; 0 or absent for none) and its parts, in order. With
+    `runtime_shapes = true` the fused kernel takes each part's grid (and,
+    where the strategy allows, its dynamic shared memory) as parameters at
+    launch; a part's `grid` is then only a default, and may be `[]`.
+    `units` (dynamic and sm_aware dispatch; 1 if absent) is how many work
+    units (blocks of the parts) a fused block takes per ticket and runs one
+    after another.
 
     ```mlir
     module attributes {gpuopt.hfuse = #gpuopt.hfuse_plan<name = "ka_kb_fused",
@@ -139,7 +165,10 @@ def GPUOpt_HFusePlanAttr : GPUOpt_Attr<"HFusePlan", "hfuse_plan"> {
     StringRefParameter<"the fused kernel's name">:$name,
     EnumParameter<GPUOpt_FusionStrategyEnum>:$strategy,
     DefaultValuedParameter<"int64_t", "0", "register cap">:$maxnreg,
-    GPUOpt_AttrList<"HFusePartAttr">:$parts
+    GPUOpt_AttrList<"HFusePartAttr">:$parts,
+    GPUOpt_Bool<"the parts' grids are given at launch">:$runtime_shapes,
+    DefaultValuedParameter<"int64_t", "1",
+                           "work units a block takes per ticket">:$units
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
@@ -153,7 +182,11 @@ def GPUOpt_FusionPartAttr : GPUOpt_Attr<"FusionPart", "fusion_part"> {
     for block-level strategies), its own block shape and grid, where its
     dynamic shared memory starts in the fused kernel's and how much it has,
     which of the fused kernel's parameters are its own (`arg_map`, in its
-    order) and, for block-level strategies, its blocks per period.
+    order) and, for block-level strategies, its blocks per period. A thread
+    split part with `replicas` = r > 1 runs r of its blocks per fused block,
+    copy c on threads [first + c * T, first + (c + 1) * T) as its block
+    `fused block * r + c`; `setmaxnreg` (0: none) is the register budget its
+    warps take on entry.
 
     ```mlir
     <kernel = "kb", module = "b", threads = [128, 192], block = [64, 1, 1],
@@ -170,7 +203,11 @@ def GPUOpt_FusionPartAttr : GPUOpt_Attr<"FusionPart", "fusion_part"> {
     "int64_t":$dynamic_smem_offset,
     "int64_t":$dynamic_smem,
     GPUOpt_IntList:$arg_map,
-    OptionalParameter<"std::optional<int64_t>", "blocks per period">:$ratio
+    OptionalParameter<"std::optional<int64_t>", "blocks per period">:$ratio,
+    DefaultValuedParameter<"int64_t", "1",
+                           "copies of its block in a fused block">:$replicas,
+    DefaultValuedParameter<"int64_t", "0",
+                           "its register budget (setmaxnreg)">:$setmaxnreg
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
@@ -183,7 +220,12 @@ def GPUOpt_FusionInfoAttr : GPUOpt_Attr<"FusionInfo", "fusion_info"> {
     restored from a launch manifest's `fused_from`): the strategy, the grid
     and dynamic shared memory the fused kernel is launched with, and its
     parts in the order of its top-level scopes. The manifest's `fused_from`
-    and the probes' `part` field are written from it.
+    and the probes' `part` field are written from it. A launch-agnostic
+    fused kernel (`runtime_shapes`) has `shape_params`: four per part, the
+    indices of the `.u32` parameters that receive its grid's x, y and z and
+    its dynamic shared memory in bytes (-1: fixed at compile time); its
+    `grid` and its parts' are then defaults (`[]`: none), and `dynamic_smem`
+    is the fixed parts' share.
 
     ```mlir
     ptx.entry ".visible .entry ka_kb(...)" attributes {gpuopt.fusion =
@@ -195,7 +237,8 @@ def GPUOpt_FusionInfoAttr : GPUOpt_Attr<"FusionInfo", "fusion_info"> {
     EnumParameter<GPUOpt_FusionStrategyEnum>:$strategy,
     GPUOpt_IntList:$grid,
     "int64_t":$dynamic_smem,
-    GPUOpt_AttrList<"FusionPartAttr">:$parts
+    GPUOpt_AttrList<"FusionPartAttr">:$parts,
+    GPUOpt_OptionalIntList:$shape_params
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;

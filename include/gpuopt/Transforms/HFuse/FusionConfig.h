@@ -5,7 +5,7 @@
 // in the PTX, so the user writes them in a YAML file:
 //
 //   name: ethash_blake2b
-//   strategy: interleave    # auto | thread | interleave | dynamic
+//   strategy: interleave    # auto | thread | interleave | dynamic | sm_aware
 //   maxnreg: 96
 //   kernels:
 //     - name: ethash_like_search
@@ -79,6 +79,11 @@ struct KernelConfig {
   std::optional<mlir::Location> threadsLoc;
   /// Interleave and dynamic strategies: this kernel's blocks per period.
   std::optional<int64_t> ratio;
+  /// Thread split: how many of its blocks one fused block runs side by side.
+  std::optional<int64_t> replicas;
+  /// Thread split on sm_90a: its registers per thread, taken with
+  /// `setmaxnreg` (0: none).
+  std::optional<int64_t> setmaxnreg;
   /// Measured time of the kernel alone (a profile), in milliseconds.
   std::optional<double> timeMs;
   /// Where the kernel's entry is written, for diagnostics.
@@ -97,6 +102,12 @@ struct FusionConfig {
   ConfigStrategy strategy;
   /// Register cap (`.maxnreg`) of the fused kernel.
   std::optional<int64_t> maxnreg;
+  /// Launch-agnostic: grids (and dynamic shared memory where the strategy
+  /// allows) are parameters of the fused kernel (`runtime_shapes: true`).
+  bool runtimeShapes = false;
+  /// Dynamic and sm_aware dispatch: work units a fused block takes per
+  /// ticket (`units:`).
+  std::optional<int64_t> units;
   /// The kernels to fuse, at least two.
   std::vector<KernelConfig> kernels;
   /// Where the configuration starts (its top-level map).

@@ -21,7 +21,8 @@ struct HFuseOptions : public mlir::PassPipelineOptions<HFuseOptions> {
                                             "(configs/hfuse/*.yaml)"),
                              llvm::cl::init("")};
   Option<std::string> strategy{
-      *this, "strategy", llvm::cl::desc("thread, interleave, dynamic or auto"),
+      *this, "strategy",
+      llvm::cl::desc("thread, interleave, dynamic, sm_aware or auto"),
       llvm::cl::init("auto")};
   ListOption<std::string> kernels{
       *this, "kernels",
@@ -35,6 +36,12 @@ struct HFuseOptions : public mlir::PassPipelineOptions<HFuseOptions> {
                      "without .reqntid")};
   ListOption<std::string> grids{
       *this, "grids", llvm::cl::desc("Grid of each kernel (1024, 64x128)")};
+  Option<bool> runtimeShapes{
+      *this, "runtime-shapes",
+      llvm::cl::desc("Launch-agnostic: the fused kernel takes each kernel's "
+                     "grid (and dynamic shared memory where the strategy "
+                     "allows) as parameters at launch"),
+      llvm::cl::init(false)};
   ListOption<int64_t> smem{
       *this, "smem",
       llvm::cl::desc("Dynamic shared memory bytes of each kernel")};
@@ -50,7 +57,23 @@ struct HFuseOptions : public mlir::PassPipelineOptions<HFuseOptions> {
                      "false")};
   ListOption<int64_t> ratio{
       *this, "ratio",
-      llvm::cl::desc("Interleave/dynamic: each kernel's blocks per period")};
+      llvm::cl::desc("Interleave/dynamic/sm_aware: each kernel's blocks per "
+                     "period")};
+  ListOption<int64_t> replicas{
+      *this, "replicas",
+      llvm::cl::desc("Thread split: how many blocks of each kernel one fused "
+                     "block runs side by side (default 1)")};
+  ListOption<int64_t> setmaxnreg{
+      *this, "setmaxnreg",
+      llvm::cl::desc("Thread split on sm_90a: each kernel's registers per "
+                     "thread, taken with setmaxnreg (0: none; multiples of 8 "
+                     "in 24..256)")};
+  Option<int64_t> units{
+      *this, "units",
+      llvm::cl::desc("Dynamic/sm_aware: work units (blocks of the kernels) a "
+                     "fused block takes per ticket and runs one after "
+                     "another"),
+      llvm::cl::init(1)};
   Option<int64_t> maxnreg{
       *this, "maxnreg",
       llvm::cl::desc("Register cap of the fused kernel (0: none; -1: choose)"),
@@ -84,6 +107,24 @@ struct HFuseOptions : public mlir::PassPipelineOptions<HFuseOptions> {
       *this, "candidates-out",
       llvm::cl::desc("strategy=auto: write every candidate, ranked, as JSON "
                      "(the search tool measures the top ones)"),
+      llvm::cl::init("")};
+  Option<std::string> measure{
+      *this, "measure",
+      llvm::cl::desc("strategy=auto: a gpu-run run spec of the kernels "
+                     "(launch shapes and arguments, in order); with a GPU, "
+                     "the top candidates are timed and checked against the "
+                     "kernels apart, and the fastest wins"),
+      llvm::cl::init("")};
+  Option<int64_t> measureTop{
+      *this, "measure-top",
+      llvm::cl::desc("strategy=auto with measure=: how many of the model's "
+                     "best candidates to measure"),
+      llvm::cl::init(3)};
+  Option<std::string> cache{
+      *this, "cache",
+      llvm::cl::desc("strategy=auto with measure=: folder of measured "
+                     "decisions (default: $XDG_CACHE_HOME/gpu-opt/hfuse, else "
+                     "~/.cache/gpu-opt/hfuse; none: no cache)"),
       llvm::cl::init("")};
 };
 
