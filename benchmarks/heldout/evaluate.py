@@ -71,6 +71,7 @@ sys.path.insert(0, HERE)
 import specs  # noqa: E402
 from gpuopt.launch_args import (MappingError, args_bytes, map_args,  # noqa: E402
                                 pack_by_bytes, parse_arg)
+from gpuopt import hfuse_search  # noqa: E402
 from gpuopt.tools import find_tool, run_watchdog  # noqa: E402
 
 TARGET_FLOOR = 0.99      # measured auto never below this x the best way apart
@@ -206,20 +207,7 @@ def options_key(options):
 
 def run_gpu_opt(gpu_opt, kernels, options, out_ptx, timeout=600):
     """(manifest path or None, message) of one --hfuse build."""
-    modules = []
-    for k in kernels:
-        if k["module"] not in modules:
-            modules.append(k["module"])
-    manifest = os.path.splitext(out_ptx)[0] + ".json"
-    cmd = [gpu_opt, *modules, "--hfuse=" + " ".join(options), "-o", out_ptx,
-           "--manifest", manifest]
-    try:
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return None, f"gpu-opt took more than {timeout} s"
-    if r.returncode != 0:
-        return None, (r.stderr or r.stdout).strip()
-    return manifest, (r.stderr or "").strip()
+    return hfuse_search.run_gpu_opt(gpu_opt, kernels, options, out_ptx, timeout)
 
 
 def base_options(kernels, profile=None):
