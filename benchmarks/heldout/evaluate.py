@@ -211,15 +211,8 @@ def run_gpu_opt(gpu_opt, kernels, options, out_ptx, timeout=600):
 
 
 def base_options(kernels, profile=None):
-    dims = lambda v: "x".join(str(int(x)) for x in list(v) + [1] * (3 - len(v)))  # noqa: E731
-    opts = ["kernels=" + ",".join(k["kernel"] for k in kernels),
-            "blocks=" + ",".join(dims(k["block"]) for k in kernels),
-            "grids=" + ",".join(dims(k["grid"]) for k in kernels),
-            "smem=" + ",".join(str(int(k.get("smem", 0))) for k in kernels),
-            f"chip={CHIP}"]
-    if profile:
-        opts.append(f"profile={os.path.abspath(profile)}")
-    return opts
+    """The --hfuse options every candidate of a pair shares, for this chip."""
+    return hfuse_search.base_options(kernels, profile, CHIP)
 
 
 def extra_strategies(gpu_opt, kernels, work):
