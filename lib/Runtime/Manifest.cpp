@@ -183,7 +183,11 @@ bool ProbeBuffer::operator==(const ProbeBuffer &O) const {
          DynamicCapacity == O.DynamicCapacity &&
          CapacityParam == O.CapacityParam && RecordBytes == O.RecordBytes &&
          OverflowCounter == O.OverflowCounter && SlotCounts == O.SlotCounts &&
-         Fields == O.Fields;
+         Fields == O.Fields && BlockOffset == O.BlockOffset;
+}
+bool ProbeScratch::operator==(const ProbeScratch &O) const {
+  return Param == O.Param && BytesPerBlock == O.BytesPerBlock &&
+         Align == O.Align;
 }
 bool ProbeOccupancy::operator==(const ProbeOccupancy &O) const {
   return Before == O.Before && After == O.After &&
@@ -195,7 +199,7 @@ bool KernelInfo::operator==(const KernelInfo &O) const {
   return Name == O.Name && Params == O.Params && Launch == O.Launch &&
          Resources == O.Resources && Strategy == O.Strategy &&
          FusedFrom == O.FusedFrom && ShapeParams == O.ShapeParams &&
-         Probes == O.Probes && Occupancy == O.Occupancy;
+         Probes == O.Probes && Scratch == O.Scratch && Occupancy == O.Occupancy;
 }
 bool ModuleInfo::operator==(const ModuleInfo &O) const {
   return Path == O.Path && Format == O.Format && Target == O.Target;
@@ -540,17 +544,69 @@ Status gpuopt::runtime::validateManifest(const Manifest &M,
     if (Status S = validateShapeParams(K, KPath, Fail))
       return S;
 
+    // Probe buffers in the kernel's last parameter (Triton's profile
+    // scratch), each map at its offset per block.
+    if (const std::optional<ProbeScratch> &Sc = K.Scratch) {
+      std::string SPath = KPath + ".probe_scratch";
+      if (K.Probes.empty())
+        return Fail(SPath, "the kernel has no probes");
+      if (Sc->Param >= K.Params.size())
+        return Fail(SPath + ".param", "parameter " + std::to_string(Sc->Param) +
+                                          " does not exist (the kernel has " +
+                                          std::to_string(K.Params.size()) +
+                                          ")");
+      if (K.Params[Sc->Param].Size != 8)
+        return Fail(SPath + ".param",
+                    "parameter " + std::to_string(Sc->Param) + " ('" +
+                        K.Params[Sc->Param].Name +
+                        "') is not 8 bytes and cannot hold a buffer address");
+      if (Sc->Align == 0 || (Sc->Align & (Sc->Align - 1)))
+        return Fail(SPath + ".align", "expected a power of two, got " +
+                                          std::to_string(Sc->Align));
+      if (Sc->BytesPerBlock == 0 || Sc->BytesPerBlock % Sc->Align)
+        return Fail(SPath + ".bytes_per_block",
+                    "expected a positive multiple of align (" +
+                        std::to_string(Sc->Align) + "), got " +
+                        std::to_string(Sc->BytesPerBlock));
+    }
     for (size_t BI = 0; BI < K.Probes.size(); ++BI) {
       const ProbeBuffer &P = K.Probes[BI];
       std::string BPath = KPath + ".probes[" + std::to_string(BI) + "]";
       if (P.Name.empty())
         return Fail(BPath + ".name", "expected a non-empty string");
+      if (K.Scratch && !P.BlockOffset)
+        return Fail(BPath, "missing block_offset (the kernel's probes lie "
+                           "in its probe_scratch)");
+      if (P.BlockOffset) {
+        std::string OPath = BPath + ".block_offset";
+        if (!K.Scratch)
+          return Fail(OPath, "the kernel has no probe_scratch to hold it");
+        if (P.Param != K.Scratch->Param)
+          return Fail(BPath + ".param",
+                      "parameter " + std::to_string(P.Param) +
+                          " is not the probe_scratch parameter (" +
+                          std::to_string(K.Scratch->Param) + ")");
+        if (P.DynamicCapacity)
+          return Fail(OPath, "a \"dynamic\" capacity cannot lie in the "
+                             "probe_scratch, sized before the launch");
+        if (*P.BlockOffset >= K.Scratch->BytesPerBlock)
+          return Fail(OPath, std::to_string(*P.BlockOffset) +
+                                 " is not below bytes_per_block (" +
+                                 std::to_string(K.Scratch->BytesPerBlock) +
+                                 ")");
+        if (*P.BlockOffset % K.Scratch->Align)
+          return Fail(OPath, std::to_string(*P.BlockOffset) +
+                                 " is not a multiple of the scratch's align (" +
+                                 std::to_string(K.Scratch->Align) + ")");
+      }
       for (size_t J = 0; J < BI; ++J) {
         if (K.Probes[J].Name == P.Name)
           return Fail(BPath + ".name", "duplicate map '" + P.Name +
                                            "' (also probes[" +
                                            std::to_string(J) + "])");
-        if (K.Probes[J].Param == P.Param)
+        // The maps in the kernel's last parameter share it.
+        if (K.Probes[J].Param == P.Param &&
+            !(P.BlockOffset && K.Probes[J].BlockOffset))
           return Fail(BPath + ".param",
                       "parameter " + std::to_string(P.Param) +
                           " is already the buffer of probes[" +

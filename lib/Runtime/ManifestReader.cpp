@@ -443,6 +443,8 @@ Status ManifestReader::readProbe(const json &J, const std::string &Path,
     return S;
   if (Status S = checkSince(J, Path, "slot_counts", 4))
     return S;
+  if (Status S = checkSince(J, Path, "block_offset", 7))
+    return S;
   Status Keys = Status::success();
   if (ReadVersion < 3)
     Keys = expectObject(
@@ -452,11 +454,16 @@ Status ManifestReader::readProbe(const json &J, const std::string &Path,
     Keys = expectObject(J, Path,
                         {"name", "probe", "param", "level", "capacity",
                          "record_bytes", "overflow_counter", "fields"});
-  else
+  else if (ReadVersion < 7)
     Keys = expectObject(J, Path,
                         {"name", "probe", "param", "level", "capacity",
                          "capacity_param", "record_bytes", "overflow_counter",
                          "slot_counts", "fields"});
+  else
+    Keys = expectObject(J, Path,
+                        {"name", "probe", "param", "level", "capacity",
+                         "capacity_param", "record_bytes", "overflow_counter",
+                         "slot_counts", "fields", "block_offset"});
   if (Keys)
     return Keys;
   REQUIRED(J, Path, "name", Name);
@@ -525,6 +532,12 @@ Status ManifestReader::readProbe(const json &J, const std::string &Path,
   if (auto It = J.find("slot_counts"); It != J.end())
     if (Status S = getBool(*It, member(Path, "slot_counts"), P.SlotCounts))
       return S;
+  if (auto It = J.find("block_offset"); It != J.end()) {
+    uint64_t Offset = 0;
+    if (Status S = getUInt(*It, member(Path, "block_offset"), Offset))
+      return S;
+    P.BlockOffset = Offset;
+  }
   const json *Fields = nullptr;
   if (Status S = getArray(J, Path, "fields", /*Required=*/true, Fields))
     return S;
@@ -560,6 +573,8 @@ Status ManifestReader::readKernel(const json &J, const std::string &Path,
     return S;
   if (Status S = checkSince(J, Path, "shape_params", 6))
     return S;
+  if (Status S = checkSince(J, Path, "probe_scratch", 7))
+    return S;
   if (Status S =
           ReadVersion < 2 ? expectObject(J, Path,
                                          {"name", "params", "launch",
@@ -573,10 +588,15 @@ Status ManifestReader::readKernel(const json &J, const std::string &Path,
                              {"name", "params", "launch", "resources",
                               "fusion_strategy", "fused_from", "probes",
                               "probe_occupancy"})
+          : ReadVersion < 7
+              ? expectObject(J, Path,
+                             {"name", "params", "launch", "resources",
+                              "fusion_strategy", "fused_from", "shape_params",
+                              "probes", "probe_occupancy"})
               : expectObject(J, Path,
                              {"name", "params", "launch", "resources",
                               "fusion_strategy", "fused_from", "shape_params",
-                              "probes", "probe_occupancy"}))
+                              "probes", "probe_scratch", "probe_occupancy"}))
     return S;
   REQUIRED(J, Path, "name", Name);
   if (Status S = getString(Name, member(Path, "name"), K.Name))
@@ -673,6 +693,25 @@ Status ManifestReader::readKernel(const json &J, const std::string &Path,
             readProbe((*Probes)[I], element(member(Path, "probes"), I), P))
       return S;
     K.Probes.push_back(std::move(P));
+  }
+  if (auto It = J.find("probe_scratch"); It != J.end()) {
+    std::string SPath = member(Path, "probe_scratch");
+    if (Status S =
+            expectObject(*It, SPath, {"param", "bytes_per_block", "align"}))
+      return S;
+    ProbeScratch Sc;
+    const std::pair<const char *, uint64_t *> Fields[] = {
+        {"param", &Sc.Param},
+        {"bytes_per_block", &Sc.BytesPerBlock},
+        {"align", &Sc.Align}};
+    for (auto [Key, Value] : Fields) {
+      auto FI = It->find(Key);
+      if (FI == It->end())
+        return fail(member(SPath, Key), "missing");
+      if (Status S = getUInt(*FI, member(SPath, Key), *Value))
+        return S;
+    }
+    K.Scratch = Sc;
   }
   if (auto It = J.find("probe_occupancy"); It != J.end()) {
     std::string OPath = member(Path, "probe_occupancy");

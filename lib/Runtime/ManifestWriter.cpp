@@ -46,6 +46,11 @@ int gpuopt::runtime::oldestVersionFor(const Manifest &M) {
     for (const FusedPart &F : K.FusedFrom)
       if (F.Replicas != 1 || F.Setmaxnreg)
         Version = std::max(Version, 6);
+    if (K.Scratch)
+      Version = std::max(Version, 7);
+    for (const ProbeBuffer &P : K.Probes)
+      if (P.BlockOffset)
+        Version = std::max(Version, 7);
   }
   return Version;
 }
@@ -169,9 +174,18 @@ template <typename J> static J toJson(const Manifest &M, int Version) {
           Fields.push_back(FJ);
         }
         PJ["fields"] = Fields;
+        if (P.BlockOffset)
+          PJ["block_offset"] = *P.BlockOffset;
         Probes.push_back(PJ);
       }
       KJ["probes"] = Probes;
+    }
+    if (const std::optional<ProbeScratch> &Sc = K.Scratch) {
+      J SJ;
+      SJ["param"] = Sc->Param;
+      SJ["bytes_per_block"] = Sc->BytesPerBlock;
+      SJ["align"] = Sc->Align;
+      KJ["probe_scratch"] = SJ;
     }
     if (const std::optional<ProbeOccupancy> &O = K.Occupancy) {
       J OJ;

@@ -220,6 +220,14 @@ Status gpuopt::runtime::checkKernelConsts(KernelSpec &K) {
 
 Status gpuopt::runtime::checkKernelArgs(KernelSpec &K) {
   const std::vector<ParamInfo> &Params = K.Kernel.Params;
+  // Triton's launcher sizes the last parameter from the kernel's metadata;
+  // gpu-run allocates only buffers of parameters of their own.
+  if (K.Kernel.Scratch)
+    return Status::error(
+        "kernel '" + K.Label + "': its probes live in its last parameter (" +
+        std::to_string(K.Kernel.Scratch->Param) +
+        ", probe_scratch), allocated by Triton's launcher: run it through "
+        "gpuopt.triton, or probe it with buffer=new-params to run it here");
   K.ArgParams.clear();
   size_t NumCapacities = 0;
   size_t NumShapes = 0;

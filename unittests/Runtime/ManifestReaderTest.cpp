@@ -434,12 +434,12 @@ INSTANTIATE_TEST_SUITE_P(
                   R"("size": -4, "align": 4, "offset": 12)",
                   "kernels[0].params[2].size: expected an unsigned integer, "
                   "got a negative integer"},
-        Malformed{R"("manifest_version": 3)", R"("manifest_version": 7)",
-                  "manifest_version: unsupported version 7 (this runtime "
-                  "reads versions 1, 2, 3, 4, 5 and 6)"},
+        Malformed{R"("manifest_version": 3)", R"("manifest_version": 8)",
+                  "manifest_version: unsupported version 8 (this runtime "
+                  "reads versions 1, 2, 3, 4, 5, 6 and 7)"},
         Malformed{R"("manifest_version": 3)", R"("manifest_version": 0)",
                   "manifest_version: unsupported version 0 (this runtime "
-                  "reads versions 1, 2, 3, 4, 5 and 6)"},
+                  "reads versions 1, 2, 3, 4, 5, 6 and 7)"},
         Malformed{R"("manifest_version": 3,)", "", "manifest_version: missing"},
         Malformed{R"("format": "ptx")", R"("format": "sass")",
                   "module.format: expected \"ptx\" or \"cubin\", got "
@@ -715,9 +715,9 @@ INSTANTIATE_TEST_SUITE_P(
                   "name, probe, param, level, capacity, capacity_param, "
                   "record_bytes, overflow_counter, slot_counts, fields)",
                   ValidV4},
-        Malformed{R"("manifest_version": 4)", R"("manifest_version": 7)",
-                  "manifest_version: unsupported version 7 (this runtime "
-                  "reads versions 1, 2, 3, 4, 5 and 6)",
+        Malformed{R"("manifest_version": 4)", R"("manifest_version": 8)",
+                  "manifest_version: unsupported version 8 (this runtime "
+                  "reads versions 1, 2, 3, 4, 5, 6 and 7)",
                   ValidV4}));
 
 /// Version 5: a fused kernel whose shared memory needs the opt-in.
@@ -1040,3 +1040,102 @@ INSTANTIATE_TEST_SUITE_P(
                   "kernels[0].shape_params[3].param: parameter 5 receives an "
                   "argument of fused_from[1]",
                   ValidV6}));
+
+/// Version 7: a kernel probed with buffer=last-param: both maps lie in its
+/// last parameter (Triton's profile scratch), 2176 bytes per block.
+const char *const ValidProbeScratch = R"({
+  "manifest_version": 7,
+  "module": {"path": "k.ptx", "format": "ptx"},
+  "kernels": [{
+    "name": "k",
+    "params": [
+      {"name": "a", "type": "u64", "size": 8, "align": 8, "offset": 0, "kind": "pointer"},
+      {"name": "n", "type": "u32", "size": 4, "align": 4, "offset": 8, "kind": "scalar"},
+      {"name": "profile", "type": "u64", "size": 8, "align": 8, "offset": 16, "kind": "pointer"}
+    ],
+    "probes": [
+      {"name": "block_sched", "param": 2, "level": "warp", "capacity": 1,
+       "record_bytes": 24, "overflow_counter": true, "block_offset": 0,
+       "fields": [{"name": "c", "type": "u64", "offset": 0}]},
+      {"name": "gmem_bytes", "param": 2, "level": "thread", "capacity": 1,
+       "record_bytes": 16, "overflow_counter": true, "block_offset": 112,
+       "fields": [{"name": "sync", "type": "u64", "offset": 0}]}
+    ],
+    "probe_scratch": {"param": 2, "bytes_per_block": 2176, "align": 16}
+  }]
+})";
+
+TEST(Manifest, Version7ProbeScratch) {
+  Expected<Manifest> M = parseManifest(ValidProbeScratch, "v7.json");
+  ASSERT_TRUE(M) << M.status().message();
+  const KernelInfo &K = M->Kernels[0];
+  ASSERT_TRUE(K.Scratch.has_value());
+  EXPECT_EQ(K.Scratch->Param, 2u);
+  EXPECT_EQ(K.Scratch->BytesPerBlock, 2176u);
+  EXPECT_EQ(K.Scratch->Align, 16u);
+  ASSERT_EQ(K.Probes.size(), 2u);
+  EXPECT_EQ(K.Probes[0].BlockOffset, std::optional<uint64_t>(0));
+  EXPECT_EQ(K.Probes[1].BlockOffset, std::optional<uint64_t>(112));
+  EXPECT_EQ(oldestVersionFor(*M), 7);
+  std::string Text = writeManifest(*M);
+  EXPECT_NE(Text.find("\"manifest_version\": 7"), std::string::npos) << Text;
+  EXPECT_NE(Text.find("\"block_offset\": 112"), std::string::npos) << Text;
+  Expected<Manifest> Back = parseManifest(Text, "back.json");
+  ASSERT_TRUE(Back) << Back.status().message();
+  EXPECT_EQ(*Back, *M);
+  // Without the scratch, the keys are left out and version 5 describes it.
+  Manifest Own = *M;
+  Own.Kernels[0].Scratch.reset();
+  for (ProbeBuffer &P : Own.Kernels[0].Probes)
+    P.BlockOffset.reset();
+  EXPECT_EQ(oldestVersionFor(Own), 3);
+  EXPECT_EQ(writeManifest(Own).find("block_offset"), std::string::npos);
+  // A map without a block offset in a kernel with a scratch.
+  Manifest Missing = *M;
+  Missing.Kernels[0].Probes[1].BlockOffset.reset();
+  EXPECT_EQ(validateManifest(Missing).message(),
+            "kernels[0].probes[1]: missing block_offset (the kernel's probes "
+            "lie in its probe_scratch)");
+}
+
+namespace {
+INSTANTIATE_TEST_SUITE_P(
+    ProbeScratch, MalformedManifest,
+    ::testing::Values(
+        Malformed{R"("manifest_version": 7)", R"("manifest_version": 6)",
+                  "kernels[0].probe_scratch: new in manifest_version 7 "
+                  "(this manifest is version 6)",
+                  ValidProbeScratch},
+        Malformed{R"("block_offset": 112)", R"("block_offset": 120)",
+                  "kernels[0].probes[1].block_offset: 120 is not a multiple "
+                  "of the scratch's align (16)",
+                  ValidProbeScratch},
+        Malformed{R"("block_offset": 112)", R"("block_offset": 2176)",
+                  "kernels[0].probes[1].block_offset: 2176 is not below "
+                  "bytes_per_block (2176)",
+                  ValidProbeScratch},
+        Malformed{R"("gmem_bytes", "param": 2)", R"("gmem_bytes", "param": 0)",
+                  "kernels[0].probes[1].param: parameter 0 is not the "
+                  "probe_scratch parameter (2)",
+                  ValidProbeScratch},
+        Malformed{R"("probe_scratch": {"param": 2,)",
+                  R"("probe_scratch": {"param": 1,)",
+                  "kernels[0].probe_scratch.param: parameter 1 ('n') is not "
+                  "8 bytes and cannot hold a buffer address",
+                  ValidProbeScratch},
+        Malformed{R"("bytes_per_block": 2176)", R"("bytes_per_block": 2168)",
+                  "kernels[0].probe_scratch.bytes_per_block: expected a "
+                  "positive multiple of align (16), got 2168",
+                  ValidProbeScratch},
+        Malformed{R"("align": 16})", R"("align": 24})",
+                  "kernels[0].probe_scratch.align: expected a power of two, "
+                  "got 24",
+                  ValidProbeScratch},
+        Malformed{R"("align": 16})", R"("alignment": 16})",
+                  "kernels[0].probe_scratch.alignment: unknown key (expected "
+                  "one of: param, bytes_per_block, align)",
+                  ValidProbeScratch},
+        Malformed{R"(, "align": 16})", "}",
+                  "kernels[0].probe_scratch.align: missing",
+                  ValidProbeScratch}));
+} // namespace

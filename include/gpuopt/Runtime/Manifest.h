@@ -202,6 +202,10 @@ struct ProbeBuffer {
   /// "slot_counts"; required by DynamicCapacity).
   bool SlotCounts = false;
   std::vector<ProbeField> Fields;
+  /// The buffer lies in the kernel's last parameter (the kernel's
+  /// ProbeScratch, Param its parameter), at the grid's blocks times this
+  /// many bytes from its address (manifest version 7: "block_offset").
+  std::optional<uint64_t> BlockOffset;
 
   /// Slot owners per block: the block's threads, ceil(threads / 32) warps,
   /// or 1.
@@ -221,6 +225,20 @@ struct ProbeBuffer {
   /// counter when there is one.
   uint64_t totalBytes(const Dim3 &Grid, const Dim3 &Block) const;
   bool operator==(const ProbeBuffer &O) const;
+};
+
+/// Every probe buffer of a kernel lies in one parameter of its own, its
+/// last (Triton's profile scratch), which the launcher allocates as
+/// BytesPerBlock times the grid's blocks, at a multiple of Align, and
+/// zeroes (manifest version 7: "probe_scratch"). Each map's buffer starts
+/// at the grid's blocks times its BlockOffset and is laid out as a buffer
+/// of its own.
+struct ProbeScratch {
+  uint64_t Param = 0;
+  uint64_t BytesPerBlock = 0;
+  uint64_t Align = 0;
+
+  bool operator==(const ProbeScratch &O) const;
 };
 
 /// What probing cost a kernel's occupancy, when keeping it would have made
@@ -252,6 +270,8 @@ struct KernelInfo {
   /// from its parts' (computeFusedLaunch).
   std::vector<ShapeParam> ShapeParams;
   std::vector<ProbeBuffer> Probes;
+  /// Set when the probe buffers lie in the kernel's last parameter.
+  std::optional<ProbeScratch> Scratch;
   /// Set when probing lowered the kernel's occupancy.
   std::optional<ProbeOccupancy> Occupancy;
 
@@ -276,7 +296,7 @@ struct Manifest {
   /// describes the manifest, when newer); readers accept OldestVersion to
   /// NewestVersion (docs/manifest.md, "Versioning").
   static constexpr int CurrentVersion = 5;
-  static constexpr int NewestVersion = 6;
+  static constexpr int NewestVersion = 7;
   static constexpr int OldestVersion = 1;
   ModuleInfo Module;
   std::vector<KernelInfo> Kernels;

@@ -9,6 +9,7 @@
 
 #include "gpuopt/Analysis/Passes.h"
 #include "gpuopt/Conversion/Passes.h"
+#include "gpuopt/Transforms/Probe/ProbePipeline.h"
 #include "ptx/IR/PTX.h"
 
 #include "mlir/IR/BuiltinOps.h"

@@ -200,8 +200,17 @@ def ProbePlan : Pass<"probe-plan", "mlir::ModuleOp"> {
     and no memory, barrier or branch instruction), chooses the kernels
     (`kernels=`, else every `.entry` with a body), and decides for each:
     one `.param .u64 .ptr .global` buffer per map after the kernel's
-    parameters, the records' layout (`gpuopt.probes`, the manifest's
-    `probes`) and the plan the later passes follow (`gpuopt.probe_plan`:
+    parameters (`buffer=new-params`, the default) or, with
+    `buffer=last-param`, no new parameter: every map in the kernel's last
+    `.u64` parameter (Triton's profile scratch, which its launcher
+    allocates per block of the grid), map i from the grid's blocks
+    (`%nctaid.x * %nctaid.y * %nctaid.z`) times its `block_offset` on
+    (`gpuopt.probe_scratch`: the parameter, the bytes per block and the
+    alignment; the manifest's `probe_scratch`; refused for maps of dynamic
+    capacity, thread- or warp-level maps of a kernel without `.reqntid` or
+    `.maxntid`, a last parameter that is not a `.u64` and fused kernels),
+    the records' layout (`gpuopt.probes`, the manifest's `probes`) and
+    the plan the later passes follow (`gpuopt.probe_plan`:
     the specs, the prefix of every name the probes add, `__pr_` unless a
     name of the kernel or its module starts with it (then `__pr1_`,
     `__pr2_`, ...), and, with keep-occupancy, ptxas's report of the kernel
@@ -222,6 +231,13 @@ def ProbePlan : Pass<"probe-plan", "mlir::ModuleOp"> {
                     gpuopt.probes = [#gpuopt.probe_map<name = "block_sched", probe = "block_sched",
                                      param = 1, level = warp, capacity = 1, ...>]} { ... }
     ```
+    With `buffer=last-param` on a kernel ending as Triton's,
+    `k(.param .u64 out, .param .u64 .ptr .global .align 1 scratch) .reqntid 128`:
+    the parameters stay as they are, and
+    ```mlir
+    gpuopt.probe_scratch = #gpuopt.probe_scratch<param = 1, bytes_per_block = 104, align = 8>,
+    gpuopt.probes = [#gpuopt.probe_map<name = "block_sched", ..., param = 1, ..., block_offset = 0>]
+    ```
   }];
   let dependentDialects = ["gpuopt::GPUOptDialect",
                            "gpuopt::ptx::PTXDialect"];
@@ -241,6 +257,12 @@ def ProbePlan : Pass<"probe-plan", "mlir::ModuleOp"> {
            "toolkit's)">,
     Option<"chip", "chip", "std::string", /*default=*/"\"\"",
            "Target chip for ptxas (default: the module's)">,
+    Option<"buffer", "buffer", "::gpuopt::probe::BufferPlace",
+           /*default=*/"::gpuopt::probe::BufferPlace::NewParams",
+           "Where the probe buffers lie: new-params (one new parameter per "
+           "map) or last-param (the kernel's last .u64 parameter, Triton's "
+           "profile scratch)",
+           "GPUOPT_PROBE_BUFFER_VALUES">,
   ];
   let statistics = [
     Statistic<"numProbed", "probed-kernels", "Kernels instrumented">,

@@ -13,6 +13,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace gpuopt;
@@ -237,7 +238,8 @@ LogicalResult ProbeMapAttr::verify(EmitErrorFn emitError, StringRef name,
                                    ProbeLevel level, int64_t capacity,
                                    int64_t recordBytes,
                                    ArrayRef<ProbeFieldAttr> fields,
-                                   std::optional<int64_t> capacityParam) {
+                                   std::optional<int64_t> capacityParam,
+                                   std::optional<int64_t> blockOffset) {
   if (failed(checkNotEmpty(emitError, "'name'", name)) ||
       failed(checkNotEmpty(emitError, "'probe'", probe)) ||
       failed(checkAtLeast(emitError, "'param'", param, 0)) ||
@@ -254,6 +256,16 @@ LogicalResult ProbeMapAttr::verify(EmitErrorFn emitError, StringRef name,
   } else if (failed(checkAtLeast(emitError, "'capacity'", capacity, 1))) {
     return failure();
   }
+  // A buffer in the last parameter is sized per block before the launch:
+  // its capacity cannot wait for the runtime's.
+  if (blockOffset) {
+    if (failed(checkAtLeast(emitError, "'block_offset'", *blockOffset, 0)))
+      return failure();
+    if (capacityParam)
+      return emitError() << "a map with a 'block_offset' (its buffer in the "
+                            "kernel's last parameter) cannot have a "
+                            "'capacity_param'";
+  }
   if (fields.empty())
     return emitError() << "a record needs at least one field";
   for (ProbeFieldAttr field : fields)
@@ -261,6 +273,20 @@ LogicalResult ProbeMapAttr::verify(EmitErrorFn emitError, StringRef name,
       return emitError() << "field '" << field.getName() << "' at offset "
                          << field.getOffset() << " is outside the record of "
                          << recordBytes << " bytes";
+  return success();
+}
+
+LogicalResult ProbeScratchAttr::verify(EmitErrorFn emitError, int64_t param,
+                                       int64_t bytesPerBlock, int64_t align) {
+  if (failed(checkAtLeast(emitError, "'param'", param, 0)) ||
+      failed(checkAtLeast(emitError, "'bytes_per_block'", bytesPerBlock, 1)))
+    return failure();
+  if (align < 1 || !llvm::isPowerOf2_64(align))
+    return emitError() << "'align' must be a power of two, got " << align;
+  if (bytesPerBlock % align)
+    return emitError() << "'bytes_per_block' (" << bytesPerBlock
+                       << ") must be a multiple of 'align' (" << align
+                       << "), so that every block's buffers stay aligned";
   return success();
 }
 
@@ -303,6 +329,7 @@ LogicalResult ProbePlanAttr::verify(EmitErrorFn emitError,
                                     ArrayRef<StringAttr> specs, bool carryLocal,
                                     bool inlineExits, int64_t params,
                                     StringRef exitFunction, StringRef prefix,
+                                    bool lastParam,
                                     PtxasResourcesAttr ptxasBefore) {
   if (specs.empty())
     return emitError() << "a probe plan needs at least one probe spec";

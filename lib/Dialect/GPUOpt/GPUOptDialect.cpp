@@ -78,8 +78,36 @@ LogicalResult GPUOptDialect::verifyOperationAttribute(Operation *op,
                 op, name, ("the capacity of map '" + map.getName() + "'").str(),
                 *capacity)))
           return failure();
+      // A map in the last parameter is one of the scratch's.
+      if (!map.getBlockOffset())
+        continue;
+      auto scratch = op->getAttrOfType<ProbeScratchAttr>(
+          ProbeScratchAttrHelper::getNameStr());
+      if (!scratch || scratch.getParam() != map.getParam())
+        return op->emitOpError()
+               << "'" << name << "' map '" << map.getName()
+               << "' has a 'block_offset', so its buffer is the parameter of "
+                  "'"
+               << ProbeScratchAttrHelper::getNameStr() << "', but the kernel "
+               << (scratch ? "has it in parameter " +
+                                 std::to_string(scratch.getParam())
+                           : std::string("has none"));
+      if (*map.getBlockOffset() >= scratch.getBytesPerBlock())
+        return op->emitOpError()
+               << "'" << name << "' map '" << map.getName()
+               << "' starts at byte " << *map.getBlockOffset()
+               << " of a block's scratch, past its "
+               << scratch.getBytesPerBlock() << " bytes per block";
     }
     return success();
+  }
+
+  if (name == ProbeScratchAttrHelper::getNameStr()) {
+    if (failed(expect(isa<ptx::EntryOp>(op), ptx::EntryOp::getOperationName(),
+                      isa<ProbeScratchAttr>(value), "a #gpuopt.probe_scratch")))
+      return failure();
+    return checkParamIndex(op, name, "the probes' scratch",
+                           cast<ProbeScratchAttr>(value).getParam());
   }
 
   if (name == ProbeOccupancyAttrHelper::getNameStr())
@@ -118,7 +146,8 @@ LogicalResult GPUOptDialect::verifyOperationAttribute(Operation *op,
   return op->emitOpError() << "'" << name
                            << "' is not an attribute of the gpuopt dialect "
                               "(gpuopt.hfuse, gpuopt.fusion, gpuopt.probes, "
-                              "gpuopt.probe_occupancy, gpuopt.probe_plan, "
+                              "gpuopt.probe_scratch, gpuopt.probe_occupancy, "
+                              "gpuopt.probe_plan, "
                               "gpuopt.gpu_kernel)";
 }
 
@@ -173,6 +202,19 @@ void gpuopt::setProbeMaps(ptx::EntryOp entry, ArrayRef<ProbeMapAttr> maps) {
   SmallVector<Attribute> attrs(maps.begin(), maps.end());
   getDialect(entry)->getProbesAttrHelper().setAttr(
       entry, ArrayAttr::get(entry.getContext(), attrs));
+}
+
+ProbeScratchAttr gpuopt::getProbeScratch(ptx::EntryOp entry) {
+  return entry->getAttrOfType<ProbeScratchAttr>(
+      GPUOptDialect::ProbeScratchAttrHelper::getNameStr());
+}
+
+void gpuopt::setProbeScratch(ptx::EntryOp entry, ProbeScratchAttr scratch) {
+  getDialect(entry)->getProbeScratchAttrHelper().setAttr(entry, scratch);
+}
+
+void gpuopt::removeProbeScratch(ptx::EntryOp entry) {
+  entry->removeAttr(GPUOptDialect::ProbeScratchAttrHelper::getNameStr());
 }
 
 ProbeOccupancyAttr gpuopt::getProbeOccupancy(ptx::EntryOp entry) {

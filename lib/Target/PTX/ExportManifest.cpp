@@ -157,7 +157,8 @@ static void addFusion(rt::KernelInfo &kernel, FusionInfoAttr fusion,
 }
 
 /// A probed kernel's (--probe) record buffers, each with an overflow
-/// counter, and what keeping its registers cost in occupancy.
+/// counter, where they lie when in its last parameter, and what keeping its
+/// registers cost in occupancy.
 static void addProbes(rt::KernelInfo &kernel, EntryOp entry) {
   for (ProbeMapAttr map : getProbeMaps(entry)) {
     rt::ProbeBuffer buffer;
@@ -179,8 +180,15 @@ static void addProbes(rt::KernelInfo &kernel, EntryOp entry) {
     for (ProbeFieldAttr field : map.getFields())
       buffer.Fields.push_back({field.getName().str(), field.getType().str(),
                                uint64_t(field.getOffset())});
+    if (std::optional<int64_t> blockOffset = map.getBlockOffset())
+      buffer.BlockOffset = uint64_t(*blockOffset);
     kernel.Probes.push_back(std::move(buffer));
   }
+  // The buffers lie in the kernel's last parameter, per block of the grid.
+  if (ProbeScratchAttr scratch = getProbeScratch(entry))
+    kernel.Scratch = rt::ProbeScratch{uint64_t(scratch.getParam()),
+                                      uint64_t(scratch.getBytesPerBlock()),
+                                      uint64_t(scratch.getAlign())};
   // Keeping the occupancy would have made ptxas spill.
   if (ProbeOccupancyAttr drop = getProbeOccupancy(entry))
     kernel.Occupancy = rt::ProbeOccupancy{

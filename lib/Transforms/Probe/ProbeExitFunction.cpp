@@ -2,9 +2,10 @@
 //
 // --probe-lower's exits. When every map is written at exits only, from
 // registers, the exit code goes into `.func __pr_exit_<kernel>`, which takes
-// each map's buffer and the probe registers set before the exit and read at
-// it (a register set only by one `mov r, imm` at entry is set by the function
-// itself), and the kernel calls it on every path to an exit: ptxas then
+// each buffer parameter (one for the maps in the kernel's last parameter)
+// and the probe registers set before the exit and read at it (a register
+// set only by one `mov r, imm` at entry is set by the function itself),
+// and the kernel calls it on every path to an exit: ptxas then
 // keeps the kernel's registers (docs/probes.md, "Exit function"). Otherwise
 // the exit code goes before each exit, a guarded exit's branched around.
 // Maps whose records stay zero store nothing; with nothing left to store
@@ -231,9 +232,8 @@ void ProbeLowering::buildExitFunction(EntryOp entry) {
                                         /*align=*/0, "", /*ptrAlign=*/0,
                                         /*arraySize=*/-1, /*isPtr=*/false));
   };
-  for (const MapLayout &map : maps)
-    if (!map.zeroRecords)
-      param(".b64", map.param);
+  for (const MapLayout *map : getBufferMaps(/*exitFunctionParams=*/true))
+    param(".b64", map->param);
   for (const auto &[reg, type] : exitArgs)
     param(type, names.name("in_" + argName(names, reg)));
   OpBuilder builder(ctx);
@@ -274,14 +274,14 @@ void ProbeLowering::emitExitCall(OpBuilder &builder, Location loc,
   builder.setInsertionPointToStart(&scope.getBody().emplaceBlock());
   PTXBuilder pb(builder, loc);
   SmallVector<Attribute> args;
-  for (const MapLayout &map : maps) {
-    if (map.zeroRecords)
-      continue;
-    std::string arg = names.name("buf_" + map.spec->name);
+  // One argument per buffer parameter: maps in the kernel's last parameter
+  // share theirs.
+  for (const MapLayout *map : getBufferMaps(/*exitFunctionParams=*/true)) {
+    std::string arg = names.name("buf_" + map->spec->name);
     declareVariable(builder, loc, ".param", ".b64", arg);
     pb.inst("ld").mod("param").u(64).create(
-        {pb.reg(map.addr), pb.addr(map.param)});
-    pb.inst("st").mod("param").b(64).create({pb.addr(arg), pb.reg(map.addr)});
+        {pb.reg(map->addr), pb.addr(map->param)});
+    pb.inst("st").mod("param").b(64).create({pb.addr(arg), pb.reg(map->addr)});
     args.push_back(pb.sym(arg));
   }
   for (const auto &[reg, type] : exitArgs) {

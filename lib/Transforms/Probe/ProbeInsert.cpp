@@ -97,9 +97,11 @@ LogicalResult ProbeInserter::insert(EntryOp entry,
   OpBuilder builder(ctx);
   builder.setInsertionPointToStart(body);
   {
+    // Maps in the kernel's last parameter share it.
     SmallVector<Attribute> buffers;
     for (const MapLayout &map : *maps)
-      buffers.push_back(StringAttr::get(ctx, map.param));
+      if (!llvm::is_contained(buffers, StringAttr::get(ctx, map.param)))
+        buffers.push_back(StringAttr::get(ctx, map.param));
     ProbeOpInsertion entryProbe(builder, loc, kEntryPoint,
                                 ArrayAttr::get(ctx, buffers));
     PTXBuilder pb(builder, loc);

@@ -50,12 +50,23 @@ std::string ProbeLowering::newLabel(StringRef stem) {
   return names.label(stem + Twine(labelCounter++));
 }
 
+SmallVector<const MapLayout *>
+ProbeLowering::getBufferMaps(bool exitFunctionParams) {
+  SmallVector<const MapLayout *> buffers;
+  for (const MapLayout &map : maps)
+    if ((!exitFunctionParams || !map.zeroRecords) &&
+        llvm::none_of(buffers, [&](const MapLayout *other) {
+          return other->param == map.param;
+        }))
+      buffers.push_back(&map);
+  return buffers;
+}
+
 ArrayAttr ProbeLowering::getBufferNames(bool exitFunctionParams) {
   MLIRContext *ctx = probes.front().spec.loc.getContext();
   SmallVector<Attribute> buffers;
-  for (const MapLayout &map : maps)
-    if (!exitFunctionParams || !map.zeroRecords)
-      buffers.push_back(StringAttr::get(ctx, map.param));
+  for (const MapLayout *map : getBufferMaps(exitFunctionParams))
+    buffers.push_back(StringAttr::get(ctx, map->param));
   return ArrayAttr::get(ctx, buffers);
 }
 
@@ -618,8 +629,12 @@ void ProbeLowering::emitSlots(PTXBuilder &pb, bool exitMaps) {
       chosen.push_back(&map);
   if (chosen.empty())
     return;
-  bool needBlocks =
-      llvm::any_of(chosen, [](MapLayout *m) { return !m->isStatic; });
+  // The grid's blocks: for the overflow counters after every block's
+  // records, and for the maps in the kernel's last parameter after the
+  // others' blocks.
+  bool needBlocks = llvm::any_of(chosen, [](MapLayout *m) {
+    return !m->isStatic || m->blockOffset.value_or(0) != 0;
+  });
   RegisterAttr t0 = pb.reg(names.reg("t0")), t1 = pb.reg(names.reg("t1")),
                t2 = pb.reg(names.reg("t2")), n0 = pb.reg(names.reg("n0")),
                n1 = pb.reg(names.reg("n1")), n2 = pb.reg(names.reg("n2")),
@@ -664,6 +679,15 @@ void ProbeLowering::emitSlots(PTXBuilder &pb, bool exitMaps) {
     pb.inst("cvt").u(64).u(32).create({w, n0});
     pb.inst("mul").mod("lo").u(64).create({nblk, nblk, w});
   }
+  // The map's buffer: its parameter's address or, in the kernel's last
+  // parameter, the grid's blocks times its block offset after it.
+  auto loadBuffer = [&](RegisterAttr reg, const MapLayout &map) {
+    pb.inst("ld").mod("param").u(64).create({reg, pb.addr(map.param)});
+    pb.inst("cvta").mods({"to", "global"}).u(64).create({reg, reg});
+    if (map.blockOffset.value_or(0) != 0)
+      pb.inst("mad").mod("lo").u(64).create(
+          {reg, nblk, pb.imm(*map.blockOffset), reg});
+  };
   for (MapLayout *map : chosen) {
     switch (map->spec->level) {
     case Level::Thread:
@@ -681,8 +705,7 @@ void ProbeLowering::emitSlots(PTXBuilder &pb, bool exitMaps) {
       break;
     }
     RegisterAttr addr = pb.reg(map->addr);
-    pb.inst("ld").mod("param").u(64).create({addr, pb.addr(map->param)});
-    pb.inst("cvta").mods({"to", "global"}).u(64).create({addr, addr});
+    loadBuffer(addr, *map);
     if (map->dynamic) {
       emitDynamicSlot(pb, *map);
       continue;
@@ -703,8 +726,7 @@ void ProbeLowering::emitSlots(PTXBuilder &pb, bool exitMaps) {
     pb.inst("mul").mod("lo").u(64).create({slot, slot, slotBytes});
     pb.inst("add").u(64).create({slot, slot, kRoundUp});
     pb.inst("and").b(64).create({slot, slot, kRoundMask});
-    pb.inst("ld").mod("param").u(64).create({overflow, pb.addr(map->param)});
-    pb.inst("cvta").mods({"to", "global"}).u(64).create({overflow, overflow});
+    loadBuffer(overflow, *map);
     pb.inst("add").u(64).create({overflow, overflow, slot});
     mov32(pb.reg(map->count), pb.imm(0));
   }
@@ -760,6 +782,7 @@ void probe::removeProbes(EntryOp entry) {
         entry.getContext(),
         params.take_front(std::min<size_t>(plan->params, params.size()))));
   }
+  removeProbeScratch(entry);
   entry->removeAttr(GPUOptDialect::ProbesAttrHelper::getNameStr());
 }
 

@@ -73,6 +73,11 @@ private:
   void skipNonWritersAtExit(ptx::PTXBuilder &pb);
   /// The probe registers, the slot computation's and each map's.
   void declareRegisters(ptx::PTXBuilder &pb);
+  /// The first map of each buffer parameter (in the exit function, of
+  /// those it takes: not the maps whose records stay zero). Maps in the
+  /// kernel's last parameter share it.
+  llvm::SmallVector<const MapLayout *>
+  getBufferMaps(bool exitFunctionParams = false);
   /// The maps' buffer parameters, which the probe ops name (in the exit
   /// function, those it takes: not the maps whose records stay zero).
   mlir::ArrayAttr getBufferNames(bool exitFunctionParams = false);

@@ -1,13 +1,15 @@
 //===- ProbeMaps.cpp - Probe record maps of one kernel --------------------===//
 //
 // Record layout (by the rules the runtime sizes buffers with), the buffer
-// parameters and `gpuopt.probes`, fused parts and the kernel's probe plan.
+// parameters (or the maps' places in the kernel's last parameter) and
+// `gpuopt.probes`, fused parts and the kernel's probe plan.
 //
 //===----------------------------------------------------------------------===//
 
 #include "gpuopt/Transforms/Probe/ProbeMaps.h"
 #include "gpuopt/Dialect/GPUOpt/GPUOptAttributes.h"
 #include "gpuopt/Runtime/ProbeRecordLayout.h"
+#include "ptx/IR/PTX.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/STLExtras.h"
@@ -99,21 +101,153 @@ probe::layoutMaps(EntryOp entry, ArrayRef<CheckedProbe> probes,
       map.capReg = names.reg("cap_" + spec.name);
       map.countAddr = names.reg("counts_" + spec.name);
     }
+  // Once planned (the later passes): a map in the kernel's last parameter,
+  // as --probe-plan placed it.
+  for (ProbeMapAttr attr : getProbeMaps(entry)) {
+    std::optional<int64_t> blockOffset = attr.getBlockOffset();
+    if (!blockOffset)
+      continue;
+    auto map = llvm::find_if(maps, [&](const MapLayout &m) {
+      return m.spec->name == attr.getName();
+    });
+    if (map == maps.end())
+      continue;
+    map->param =
+        cast<ParamDeclAttr>(entry.getParams()[attr.getParam()]).getName().str();
+    map->blockOffset = blockOffset;
+  }
   return maps;
 }
 
-void probe::attachProbeMaps(EntryOp entry, ArrayRef<MapLayout> maps) {
+/// The threads of a block of `entry` at most: its `.reqntid`, else its
+/// `.maxntid`; none when it fixes neither.
+static std::optional<int64_t> getMostThreads(EntryOp entry) {
+  std::optional<ArrayRef<int32_t>> dims = entry.getReqntid();
+  if (!dims)
+    dims = entry.getMaxntid();
+  if (!dims)
+    return std::nullopt;
+  int64_t threads = 1;
+  for (int32_t dim : *dims)
+    threads *= dim;
+  return threads;
+}
+
+static uint64_t alignTo(uint64_t value, uint64_t align) {
+  return (value + align - 1) / align * align;
+}
+
+FailureOr<ProbeScratch>
+probe::placeInLastParam(EntryOp entry, MutableArrayRef<MapLayout> maps) {
+  StringRef kernel = entry.getSymName();
+  ArrayRef<Attribute> params = entry.getParams().getValue();
+  if (params.empty())
+    return entry.emitError()
+           << "kernel '" << kernel
+           << "' has no parameters: buffer=last-param puts the probe buffers "
+              "in the kernel's last parameter (Triton's profile scratch); "
+              "probe it with buffer=new-params";
+  auto last = cast<ParamDeclAttr>(params.back());
+  if (last.getType() != ".u64" || last.getArraySize() != -1)
+    return entry.emitError()
+           << "kernel '" << kernel << "': its last parameter '"
+           << last.getName() << "' is " << last.getType()
+           << (last.getArraySize() != -1 ? " array" : "")
+           << ", not a .u64 pointer: buffer=last-param puts the probe buffers "
+              "in it (Triton's profile scratch, a .u64 that Triton's "
+              "launcher allocates); probe kernels that end with one, or use "
+              "buffer=new-params";
+  if (getFusionInfo(entry))
+    return entry.emitError()
+           << "kernel '" << kernel
+           << "' is fused: its last parameter is an argument of one of its "
+              "parts, which no launcher sizes for the fused grid; probe a "
+              "fused kernel with buffer=new-params";
+  // The kernel's own code never sees the scratch: the probes' stores could
+  // overwrite what it keeps there.
+  WalkResult uses = entry.walk([&](InstOp inst) -> WalkResult {
+    if (inst->getParentOfType<ProbeOp>())
+      return WalkResult::advance();
+    bool named = false;
+    walkOperandLeaves(inst.getPtxOperandsAttr(), [&](Attribute leaf) {
+      auto sym = dyn_cast<FlatSymbolRefAttr>(leaf);
+      named |= sym && sym.getValue() == last.getName();
+    });
+    if (!named)
+      return WalkResult::advance();
+    inst.emitError() << "kernel '" << kernel << "' uses its last parameter '"
+                     << last.getName()
+                     << "', so buffer=last-param cannot put the probe "
+                        "buffers in it; use buffer=new-params";
+    return WalkResult::interrupt();
+  });
+  if (uses.wasInterrupted())
+    return failure();
+  ProbeScratch scratch;
+  scratch.param = params.size() - 1;
+  scratch.align = kBufferPartAlign;
+  for (const MapLayout &map : maps)
+    scratch.align = std::max<int64_t>(
+        scratch.align, RecordLayout::bufferAlign(map.recordBytes));
+  std::optional<int64_t> threads = getMostThreads(entry);
+  for (MapLayout &map : maps) {
+    const MapSpec &spec = *map.spec;
+    if (map.dynamic)
+      return emitError(spec.loc)
+             << "map '" << spec.name
+             << "' has a dynamic capacity, which the runtime chooses by a "
+                "counting launch, but buffer=last-param sizes every buffer "
+                "before the launch (kernel '"
+             << kernel
+             << "'): give the map a fixed capacity, or use "
+                "buffer=new-params";
+    int64_t units = 1;
+    if (spec.level != Level::Block) {
+      if (!threads)
+        return entry.emitError()
+               << "kernel '" << kernel << "' fixes no block size (no "
+               << ".reqntid or .maxntid), but map '" << spec.name << "' has a "
+               << (spec.level == Level::Thread ? "thread" : "warp")
+               << "-level slot and buffer=last-param sizes its buffer per "
+                  "block before the launch: give the kernel .reqntid (Triton "
+                  "does), probe at block level, or use buffer=new-params";
+      units = spec.level == Level::Thread ? *threads : (*threads + 31) / 32;
+    }
+    // The records of n blocks and the overflow counter after them fit in n
+    // times this: alignTo8(n * R) + 8 <= n * (alignTo8(R) + 8).
+    uint64_t records =
+        uint64_t(units) * uint64_t(spec.capacity) * uint64_t(map.recordBytes);
+    uint64_t bytes = alignTo(alignBufferPart(records) + kOverflowCounterBytes,
+                             scratch.align);
+    if (records / uint64_t(map.recordBytes) / uint64_t(units) !=
+            uint64_t(spec.capacity) ||
+        bytes > (uint64_t(1) << 32) ||
+        scratch.bytesPerBlock + int64_t(bytes) > (int64_t(1) << 32))
+      return emitError(spec.loc)
+             << "map '" << spec.name << "' of kernel '" << kernel
+             << "' needs more than 4 GiB of buffer per block; lower its "
+                "capacity";
+    map.param = last.getName().str();
+    map.blockOffset = scratch.bytesPerBlock;
+    scratch.bytesPerBlock += bytes;
+  }
+  return scratch;
+}
+
+void probe::attachProbeMaps(EntryOp entry, ArrayRef<MapLayout> maps,
+                            std::optional<ProbeScratch> scratch) {
   MLIRContext *ctx = entry.getContext();
   SmallVector<Attribute> params(entry.getParams().begin(),
                                 entry.getParams().end());
   SmallVector<ProbeMapAttr> mapAttrs;
   for (const MapLayout &map : maps) {
     const MapSpec &spec = *map.spec;
-    int64_t paramIndex = params.size();
-    params.push_back(ParamDeclAttr::get(
-        ctx, ".param", ".u64", map.param, /*align=*/0, ".global",
-        /*ptrAlign=*/RecordLayout::bufferAlign(map.recordBytes),
-        /*arraySize=*/-1, /*isPtr=*/true));
+    int64_t paramIndex = scratch ? scratch->param : int64_t(params.size());
+    if (!scratch)
+      params.push_back(ParamDeclAttr::get(
+          ctx, ".param", ".u64", map.param, /*align=*/0, ".global",
+          /*ptrAlign=*/RecordLayout::bufferAlign(map.recordBytes),
+          /*arraySize=*/-1, /*isPtr=*/true));
     if (map.dynamic)
       params.push_back(ParamDeclAttr::get(ctx, ".param", ".u32", map.capParam,
                                           /*align=*/0, "", /*ptrAlign=*/0,
@@ -127,12 +261,16 @@ void probe::attachProbeMaps(EntryOp entry, ArrayRef<MapLayout> maps) {
     std::optional<int64_t> capacityParam;
     if (map.dynamic)
       capacityParam = paramIndex + 1;
-    mapAttrs.push_back(
-        ProbeMapAttr::get(ctx, spec.name, map.probeName, paramIndex, spec.level,
-                          spec.dynamicCapacity ? 0 : spec.capacity,
-                          map.recordBytes, fields, capacityParam));
+    mapAttrs.push_back(ProbeMapAttr::get(
+        ctx, spec.name, map.probeName, paramIndex, spec.level,
+        spec.dynamicCapacity ? 0 : spec.capacity, map.recordBytes, fields,
+        capacityParam, map.blockOffset));
   }
   entry.setParamsAttr(ArrayAttr::get(ctx, params));
+  if (scratch)
+    setProbeScratch(entry, ProbeScratchAttr::get(ctx, scratch->param,
+                                                 scratch->bytesPerBlock,
+                                                 scratch->align));
   setProbeMaps(entry, mapAttrs);
 }
 
@@ -152,6 +290,7 @@ std::optional<ProbePlan> probe::getProbePlan(EntryOp entry) {
   plan.params = attr.getParams();
   plan.exitFunction = attr.getExitFunction().str();
   plan.prefix = attr.getPrefix().str();
+  plan.lastParam = attr.getLastParam();
   if (PtxasResourcesAttr before = attr.getPtxasBefore()) {
     KernelResources resources;
     resources.kernel = entry.getSymName().str();
@@ -177,10 +316,10 @@ void probe::setProbePlan(EntryOp entry, const ProbePlan &plan) {
         ctx, plan.before->registers, plan.before->sharedBytes,
         plan.before->localBytes, plan.before->spillStores,
         plan.before->spillLoads);
-  setProbePlanAttr(entry,
-                   ProbePlanAttr::get(ctx, specs, plan.carryLocal,
-                                      plan.inlineExits, plan.params,
-                                      plan.exitFunction, plan.prefix, before));
+  setProbePlanAttr(entry, ProbePlanAttr::get(ctx, specs, plan.carryLocal,
+                                             plan.inlineExits, plan.params,
+                                             plan.exitFunction, plan.prefix,
+                                             plan.lastParam, before));
 }
 
 void probe::removeProbePlan(EntryOp entry) { removeProbePlanAttr(entry); }

@@ -25,6 +25,7 @@ void probe::buildProbePipeline(OpPassManager &pm, const ProbeOptions &options) {
   plan.keepOccupancy = options.keepOccupancy;
   plan.ptxas = options.ptxas;
   plan.chip = options.chip;
+  plan.buffer = options.buffer;
   pm.addPass(createProbePlan(std::move(plan)));
   pm.addPass(createProbeInsert());
   pm.addPass(createProbeLower());

@@ -6,8 +6,11 @@
 // warns about instruction points of a spec file that match nothing, chooses
 // the prefix of the names the probes add to each kernel (one none of its
 // names starts with), lays out each map's records and adds its buffer
-// parameter, and records the decisions on the kernel: `gpuopt.probes` (the
-// manifest's `probes`) and `gpuopt.probe_plan` (the specs, the prefix, and,
+// parameter (or, with buffer=last-param, places every map's buffer in the
+// kernel's last parameter, per block of the grid), and records the
+// decisions on the kernel: `gpuopt.probes` (the manifest's `probes`),
+// `gpuopt.probe_scratch` with buffer=last-param (the manifest's
+// `probe_scratch`) and `gpuopt.probe_plan` (the specs, the prefix, and,
 // for keep-occupancy, what ptxas reports for the kernel before probing,
 // which only this pass can ask).
 //
@@ -52,8 +55,15 @@ LogicalResult probe::planKernel(EntryOp entry, ArrayRef<CheckedProbe> probes,
       layoutMaps(entry, probes, *parts, ProbeNames(plan.prefix));
   if (failed(maps))
     return failure();
+  std::optional<ProbeScratch> scratch;
+  if (plan.lastParam) {
+    FailureOr<ProbeScratch> placed = placeInLastParam(entry, *maps);
+    if (failed(placed))
+      return failure();
+    scratch = *placed;
+  }
   plan.params = entry.getParams().size();
-  attachProbeMaps(entry, *maps);
+  attachProbeMaps(entry, *maps, scratch);
   setProbePlan(entry, plan);
   return success();
 }
@@ -284,6 +294,7 @@ struct ProbePlanPass : public gpuopt::impl::ProbePlanBase<ProbePlanPass> {
       ProbePlan plan;
       plan.specs.assign(specs.begin(), specs.end());
       plan.prefix = chooseNamePrefix(entry);
+      plan.lastParam = buffer == BufferPlace::LastParam;
       if (keepOccupancy) {
         plan.before =
             resourcesBefore.lookup(entry->getParentOfType<PTXModuleOp>())

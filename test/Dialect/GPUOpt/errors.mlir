@@ -168,6 +168,31 @@
 
 // -----
 
+// expected-error @+1 {{'block_offset' must be at least 0, got -16}}
+"test.op"() {a = #gpuopt.probe_map<name = "m", probe = "p", param = 1, level = thread, capacity = 1, record_bytes = 8, fields = [<name = "start", type = "u64", offset = 0>], block_offset = -16>} : () -> ()
+
+// -----
+
+// expected-error @+1 {{a map with a 'block_offset' (its buffer in the kernel's last parameter) cannot have a 'capacity_param'}}
+"test.op"() {a = #gpuopt.probe_map<name = "m", probe = "p", param = 1, level = thread, capacity = 0, record_bytes = 8, fields = [<name = "start", type = "u64", offset = 0>], capacity_param = 2, block_offset = 0>} : () -> ()
+
+// -----
+
+// expected-error @+1 {{'bytes_per_block' must be at least 1, got 0}}
+"test.op"() {a = #gpuopt.probe_scratch<param = 1, bytes_per_block = 0, align = 8>} : () -> ()
+
+// -----
+
+// expected-error @+1 {{'align' must be a power of two, got 24}}
+"test.op"() {a = #gpuopt.probe_scratch<param = 1, bytes_per_block = 48, align = 24>} : () -> ()
+
+// -----
+
+// expected-error @+1 {{'bytes_per_block' (40) must be a multiple of 'align' (16), so that every block's buffers stay aligned}}
+"test.op"() {a = #gpuopt.probe_scratch<param = 1, bytes_per_block = 40, align = 16>} : () -> ()
+
+// -----
+
 // expected-error @+1 {{a record needs at least one field}}
 "test.op"() {a = #gpuopt.probe_map<name = "m", probe = "p", param = 1, level = thread, capacity = 1, record_bytes = 8, fields = []>} : () -> ()
 
@@ -296,6 +321,42 @@ ptx.module @m version "8.7" target ["sm_90a"] address_size 64 {
 // -----
 
 ptx.module @m version "8.7" target ["sm_90a"] address_size 64 {
+  // expected-error @+1 {{'ptx.entry' op 'gpuopt.probe_scratch' the probes' scratch is parameter 2, but the kernel has 2 parameters}}
+  ptx.entry ".visible .entry k(.param .u64 x, .param .u64 s)" attributes {gpuopt.probe_scratch = #gpuopt.probe_scratch<param = 2, bytes_per_block = 32, align = 8>} {
+    ptx.inst "ret"
+  }
+}
+
+// -----
+
+ptx.module @m version "8.7" target ["sm_90a"] address_size 64 {
+  // expected-error @+1 {{'ptx.entry' op 'gpuopt.probes' map 'm' has a 'block_offset', so its buffer is the parameter of 'gpuopt.probe_scratch', but the kernel has none}}
+  ptx.entry ".visible .entry k(.param .u64 x, .param .u64 s)" attributes {gpuopt.probes = [#gpuopt.probe_map<name = "m", probe = "p", param = 1, level = block, capacity = 1, record_bytes = 8, fields = [<name = "start", type = "u64", offset = 0>], block_offset = 0>]} {
+    ptx.inst "ret"
+  }
+}
+
+// -----
+
+ptx.module @m version "8.7" target ["sm_90a"] address_size 64 {
+  // expected-error @+1 {{'ptx.entry' op 'gpuopt.probes' map 'm' has a 'block_offset', so its buffer is the parameter of 'gpuopt.probe_scratch', but the kernel has it in parameter 1}}
+  ptx.entry ".visible .entry k(.param .u64 x, .param .u64 s)" attributes {gpuopt.probe_scratch = #gpuopt.probe_scratch<param = 1, bytes_per_block = 32, align = 8>, gpuopt.probes = [#gpuopt.probe_map<name = "m", probe = "p", param = 0, level = block, capacity = 1, record_bytes = 8, fields = [<name = "start", type = "u64", offset = 0>], block_offset = 0>]} {
+    ptx.inst "ret"
+  }
+}
+
+// -----
+
+ptx.module @m version "8.7" target ["sm_90a"] address_size 64 {
+  // expected-error @+1 {{'ptx.entry' op 'gpuopt.probes' map 'm' starts at byte 32 of a block's scratch, past its 32 bytes per block}}
+  ptx.entry ".visible .entry k(.param .u64 x, .param .u64 s)" attributes {gpuopt.probe_scratch = #gpuopt.probe_scratch<param = 1, bytes_per_block = 32, align = 8>, gpuopt.probes = [#gpuopt.probe_map<name = "m", probe = "p", param = 1, level = block, capacity = 1, record_bytes = 8, fields = [<name = "start", type = "u64", offset = 0>], block_offset = 32>]} {
+    ptx.inst "ret"
+  }
+}
+
+// -----
+
+ptx.module @m version "8.7" target ["sm_90a"] address_size 64 {
   // expected-error @+1 {{'ptx.entry' op 'gpuopt.probe_occupancy' must be a #gpuopt.probe_occupancy, not 3 : i64}}
   ptx.entry ".visible .entry k(.param .u64 x)" attributes {gpuopt.probe_occupancy = 3} {
     ptx.inst "ret"
@@ -311,7 +372,7 @@ module attributes {gpuopt.probe_occupancy = #gpuopt.probe_occupancy<block_thread
 // -----
 
 // A name the dialect does not have.
-// expected-error @+1 {{'builtin.module' op 'gpuopt.fusion_plan' is not an attribute of the gpuopt dialect (gpuopt.hfuse, gpuopt.fusion, gpuopt.probes, gpuopt.probe_occupancy, gpuopt.probe_plan, gpuopt.gpu_kernel)}}
+// expected-error @+1 {{'builtin.module' op 'gpuopt.fusion_plan' is not an attribute of the gpuopt dialect (gpuopt.hfuse, gpuopt.fusion, gpuopt.probes, gpuopt.probe_scratch, gpuopt.probe_occupancy, gpuopt.probe_plan, gpuopt.gpu_kernel)}}
 module attributes {gpuopt.fusion_plan = 1} {
 }
 

@@ -32,6 +32,21 @@ module attributes {gpuopt.hfuse = #gpuopt.hfuse_plan<name = "ka_kb_fused", strat
     }
   }
 
+  ptx.module @s version "8.7" target ["sm_90a"] address_size 64 {
+    // Probe buffers in the kernel's last parameter (buffer=last-param): one
+    // parameter for both maps, each at its offset per block.
+    // CHECK: ptx.entry ".visible .entry scratch(.param .u64 out, .param .u64 .ptr .global .align 1 profile) .reqntid 128, 1, 1"
+    // CHECK-SAME: gpuopt.probe_scratch = #gpuopt.probe_scratch<param = 1, bytes_per_block = 2176, align = 16>
+    // CHECK-SAME: gpuopt.probes = [#gpuopt.probe_map<name = "block_sched", probe = "block_sched", param = 1, level = warp, capacity = 1, record_bytes = 24, fields = [<name = "start", type = "u32", offset = 0>], block_offset = 0>, #gpuopt.probe_map<name = "gmem_bytes", probe = "gmem_bytes", param = 1, level = thread, capacity = 1, record_bytes = 16, fields = [<name = "sync", type = "u64", offset = 0>], block_offset = 112>]
+    ptx.entry ".visible .entry scratch(.param .u64 out, .param .u64 .ptr .global .align 1 profile) .reqntid 128, 1, 1" attributes {gpuopt.probe_scratch = #gpuopt.probe_scratch<param = 1, bytes_per_block = 2176, align = 16>, gpuopt.probes = [#gpuopt.probe_map<name = "block_sched", probe = "block_sched", param = 1, level = warp, capacity = 1, record_bytes = 24, fields = [<name = "start", type = "u32", offset = 0>], block_offset = 0>, #gpuopt.probe_map<name = "gmem_bytes", probe = "gmem_bytes", param = 1, level = thread, capacity = 1, record_bytes = 16, fields = [<name = "sync", type = "u64", offset = 0>], block_offset = 112>]} {
+      ptx.inst "ret"
+    }
+    // CHECK: ptx.entry ".visible .entry scratch_planned(.param .u64 x)" attributes {gpuopt.probe_plan = #gpuopt.probe_plan<specs = ["block_sched"], params = 1, last_param = true>}
+    ptx.entry ".visible .entry scratch_planned(.param .u64 x)" attributes {gpuopt.probe_plan = #gpuopt.probe_plan<specs = ["block_sched"], params = 1, last_param = true>} {
+      ptx.inst "ret"
+    }
+  }
+
   ptx.module @g version "8.7" target ["sm_90a"] address_size 64 {
     // CHECK: ptx.entry ".visible .entry planned(.param .u64 x)" attributes {gpuopt.probe_plan = #gpuopt.probe_plan<specs = ["block_sched", "probes/mem.yaml"], carry_local = true, inline_exits = true, params = 1, exit_function = "__pr1_exit_planned", prefix = "__pr1_", ptxas_before = <registers = 32, shared_bytes = 1024, local_bytes = 8, spill_stores = 4, spill_loads = 4>>}
     ptx.entry ".visible .entry planned(.param .u64 x)" attributes {gpuopt.probe_plan = #gpuopt.probe_plan<specs = ["block_sched", "probes/mem.yaml"], carry_local = true, inline_exits = true, params = 1, exit_function = "__pr1_exit_planned", prefix = "__pr1_", ptxas_before = <registers = 32, shared_bytes = 1024, local_bytes = 8, spill_stores = 4, spill_loads = 4>>} {

@@ -7,6 +7,7 @@
 //   builtin.module  gpuopt.hfuse            #gpuopt.hfuse_plan
 //   ptx.entry       gpuopt.fusion           #gpuopt.fusion_info
 //   ptx.entry       gpuopt.probes           [#gpuopt.probe_map, ...]
+//   ptx.entry       gpuopt.probe_scratch    #gpuopt.probe_scratch
 //   ptx.entry       gpuopt.probe_occupancy  #gpuopt.probe_occupancy
 //   ptx.entry       gpuopt.probe_plan       #gpuopt.probe_plan
 //
@@ -81,6 +82,12 @@ void setFusionInfo(ptx::EntryOp entry, FusionInfoAttr info);
 llvm::SmallVector<ProbeMapAttr> getProbeMaps(ptx::EntryOp entry);
 bool isProbed(ptx::EntryOp entry);
 void setProbeMaps(ptx::EntryOp entry, llvm::ArrayRef<ProbeMapAttr> maps);
+
+/// The parameter that holds a probed kernel's buffers when they lie in its
+/// last parameter (null when each map has a parameter of its own).
+ProbeScratchAttr getProbeScratch(ptx::EntryOp entry);
+void setProbeScratch(ptx::EntryOp entry, ProbeScratchAttr scratch);
+void removeProbeScratch(ptx::EntryOp entry);
 
 /// The occupancy a probed kernel gave up to keep its registers (null if
 /// none).

@@ -275,7 +275,11 @@ def GPUOpt_ProbeMapAttr : GPUOpt_Attr<"ProbeMap", "probe_map"> {
     declares it, the index of the kernel parameter that passes its buffer,
     who owns a slot (`level`), the records per slot (`capacity`; 0 when the
     runtime chooses it, with `capacity_param` the parameter that passes it),
-    the record size and its fields.
+    the record size and its fields. When the buffer lies in the kernel's
+    last parameter (`--probe-plan` with `buffer=last-param`, see
+    `#gpuopt.probe_scratch`), `block_offset` is the bytes per block of the
+    maps before it: the map's buffer starts at the parameter's address plus
+    the grid's blocks times `block_offset`.
 
     ```mlir
     #gpuopt.probe_map<name = "block_sched", probe = "block_sched", param = 1,
@@ -294,7 +298,34 @@ def GPUOpt_ProbeMapAttr : GPUOpt_Attr<"ProbeMap", "probe_map"> {
     GPUOpt_AttrList<"ProbeFieldAttr">:$fields,
     OptionalParameter<"std::optional<int64_t>",
                       "the parameter that passes a dynamic capacity">:
-        $capacity_param
+        $capacity_param,
+    OptionalParameter<"std::optional<int64_t>",
+                      "bytes per block of the maps before it in the "
+                      "kernel's last parameter">:$block_offset
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def GPUOpt_ProbeScratchAttr : GPUOpt_Attr<"ProbeScratch", "probe_scratch"> {
+  let summary = "Probe buffers in a kernel's existing last parameter";
+  let description = [{
+    Set by `--probe-plan` with `buffer=last-param` on each kernel it probes
+    as `gpuopt.probe_scratch`, and the manifest's `probe_scratch`: the
+    parameter (the kernel's last, a `.u64` whose buffer the launcher
+    allocates, as Triton's profile scratch) that holds every map's buffer,
+    the bytes it needs per block of the grid, and the alignment its address
+    needs. The launcher passes `bytes_per_block` times the grid's blocks;
+    map i's buffer starts at the grid's blocks times its `block_offset`.
+
+    ```mlir
+    #gpuopt.probe_scratch<param = 5, bytes_per_block = 528, align = 16>
+    ```
+  }];
+  let parameters = (ins
+    "int64_t":$param,
+    "int64_t":$bytes_per_block,
+    "int64_t":$align
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
@@ -361,8 +392,9 @@ def GPUOpt_ProbePlanAttr : GPUOpt_Attr<"ProbePlan", "probe_plan"> {
     count before the probe buffers, the exit function `--probe-lower`
     built, the prefix of every name the probes add to the kernel and its
     module (`prefix`: `__pr_`, or `__pr1_`, `__pr2_`, ... when a name of
-    the kernel or its module starts with it), and, with keep-occupancy,
-    ptxas's report of the kernel before probing.
+    the kernel or its module starts with it), whether the buffers lie in
+    the kernel's last parameter (`last_param`, `buffer=last-param`) and,
+    with keep-occupancy, ptxas's report of the kernel before probing.
 
     ```mlir
     #gpuopt.probe_plan<specs = ["block_sched"], params = 1,
@@ -378,6 +410,7 @@ def GPUOpt_ProbePlanAttr : GPUOpt_Attr<"ProbePlan", "probe_plan"> {
     StringRefParameter<"the exit function", "\"\"">:$exit_function,
     StringRefParameter<"the prefix of the probes' names",
                        "\"__pr_\"">:$prefix,
+    GPUOpt_Bool<"buffers in the last parameter">:$last_param,
     OptionalParameter<"::gpuopt::PtxasResourcesAttr",
                       "ptxas's report before probing">:$ptxas_before
   );

@@ -20,7 +20,8 @@ def GPUOpt_Dialect : Dialect {
     `--hfuse-plan` writes a `#gpuopt.hfuse_plan` on the builtin module, which
     `--hfuse-apply` reads; the fused `ptx.entry` gets a `#gpuopt.fusion_info`
     that the probes and the launch manifest read; a probed entry gets its
-    `#gpuopt.probe_map`s and, when keeping its registers costs occupancy, a
+    `#gpuopt.probe_map`s, a `#gpuopt.probe_scratch` when they lie in its
+    last parameter and, when keeping its registers costs occupancy, a
     `#gpuopt.probe_occupancy`; the probe passes hand each other a
     `#gpuopt.probe_plan`; a kernel lowered from a `gpu.func` by
     `--gpu-to-ptx` keeps where it came from in a `#gpuopt.gpu_kernel`. Each attribute verifies its own parameters;
@@ -31,6 +32,7 @@ def GPUOpt_Dialect : Dialect {
     "::gpuopt::HFusePlanAttr":$hfuse,
     "::gpuopt::FusionInfoAttr":$fusion,
     "::mlir::ArrayAttr":$probes,
+    "::gpuopt::ProbeScratchAttr":$probe_scratch,
     "::gpuopt::ProbeOccupancyAttr":$probe_occupancy,
     "::gpuopt::ProbePlanAttr":$probe_plan,
     "::gpuopt::GPUKernelAttr":$gpu_kernel

@@ -57,6 +57,10 @@ struct MapLayout {
   /// part.
   bool partField = false;
   bool partIsWholeBlock = false;
+  /// The buffer lies in the kernel's last parameter (`param`), at the
+  /// grid's blocks times this many bytes (the bytes per block of the maps
+  /// before it); none: `param` is the map's own.
+  std::optional<int64_t> blockOffset;
 };
 
 /// A fused kernel's parts: the top-level scopes of its body, and whether its
@@ -74,6 +78,24 @@ mlir::FailureOr<std::vector<MapLayout>>
 layoutMaps(ptx::EntryOp entry, llvm::ArrayRef<CheckedProbe> probes,
            const FusedParts &parts, const ProbeNames &names);
 
+/// Where the buffers of a kernel's maps lie in its last parameter
+/// (`buffer=last-param`): the parameter, the bytes each block of the grid
+/// needs and the alignment of the parameter's address.
+struct ProbeScratch {
+  int64_t param = 0;
+  int64_t bytesPerBlock = 0;
+  int64_t align = 0;
+};
+
+/// Puts the buffers of `maps` into `entry`'s last parameter: checks that
+/// it can hold them and sets each map's blockOffset and param. Each map
+/// takes, per block, its slots' records and its overflow counter, rounded
+/// up to the largest buffer alignment, so that its records and counter for
+/// n blocks fit in n times that (the counter lies after all blocks'
+/// records).
+mlir::FailureOr<ProbeScratch>
+placeInLastParam(ptx::EntryOp entry, llvm::MutableArrayRef<MapLayout> maps);
+
 /// --probe-plan's decisions for one kernel, as the passes use them; stored
 /// as `#gpuopt.probe_plan` (getProbePlan, setProbePlan).
 struct ProbePlan {
@@ -90,14 +112,18 @@ struct ProbePlan {
   std::string exitFunction;
   /// The prefix of the names the probes add to the kernel (ProbeNames).
   std::string prefix = kDefaultProbePrefix.str();
+  /// The buffers lie in the kernel's last parameter (`buffer=last-param`).
+  bool lastParam = false;
 };
 std::optional<ProbePlan> getProbePlan(ptx::EntryOp entry);
 void setProbePlan(ptx::EntryOp entry, const ProbePlan &plan);
 void removeProbePlan(ptx::EntryOp entry);
 
 /// The buffer parameters and `gpuopt.probes` (the manifest's `probes`) of
-/// `maps`, added to `entry`.
-void attachProbeMaps(ptx::EntryOp entry, llvm::ArrayRef<MapLayout> maps);
+/// `maps`, added to `entry`; with `scratch`, no parameter: the maps' buffers
+/// lie in its parameter (`gpuopt.probe_scratch`).
+void attachProbeMaps(ptx::EntryOp entry, llvm::ArrayRef<MapLayout> maps,
+                     std::optional<ProbeScratch> scratch = std::nullopt);
 
 } // namespace gpuopt::probe
 

@@ -12,6 +12,20 @@
 
 namespace gpuopt::probe {
 
+/// Where the probe buffers lie (`buffer=`): one new parameter per map, or
+/// the kernel's existing last parameter (Triton's profile scratch).
+enum class BufferPlace { NewParams, LastParam };
+
+/// The values of `buffer=`, for both --probe and --probe-plan.
+#define GPUOPT_PROBE_BUFFER_VALUES                                             \
+  ::llvm::cl::values(                                                          \
+      clEnumValN(::gpuopt::probe::BufferPlace::NewParams, "new-params",        \
+                 "One new .u64 parameter per map (and one per dynamic "        \
+                 "capacity)"),                                                 \
+      clEnumValN(::gpuopt::probe::BufferPlace::LastParam, "last-param",        \
+                 "Every map in the kernel's last .u64 parameter, which the "   \
+                 "launcher allocates per block (Triton's profile scratch)"))
+
 /// The options of `--probe`, those of --probe-plan.
 struct ProbeOptions : public mlir::PassPipelineOptions<ProbeOptions> {
   ListOption<std::string> specs{*this, "specs",
@@ -36,6 +50,12 @@ struct ProbeOptions : public mlir::PassPipelineOptions<ProbeOptions> {
   Option<std::string> chip{
       *this, "chip",
       llvm::cl::desc("Target chip for ptxas (default: the module's)")};
+  Option<BufferPlace> buffer{
+      *this, "buffer",
+      llvm::cl::desc("Where the probe buffers lie: new-params (one new "
+                     "parameter per map) or last-param (the kernel's last "
+                     ".u64 parameter, Triton's profile scratch)"),
+      llvm::cl::init(BufferPlace::NewParams), GPUOPT_PROBE_BUFFER_VALUES};
 };
 
 /// Adds the probe passes to `pm`.
