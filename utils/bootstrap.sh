@@ -5,8 +5,9 @@
 # mlir-22-tools), yaml-cpp; and, when no ptxas is found, NVIDIA's ptxas wheel
 # (requirements-test.txt); numpy and pytest for the Python tests
 # (gpuopt_install_pytest), or a virtualenv with them and the gpuopt package
-# (gpuopt_python_venv). Installs the build into $BUILD_DIR/install and builds
-# examples/embed against it (gpuopt_build_embed). Exports GPUOPT_ROOT,
+# (gpuopt_python_venv, whose extensions build against $BUILD_DIR/install).
+# Installs the build into $BUILD_DIR/install and builds examples/embed
+# against it (gpuopt_build_embed). Exports GPUOPT_ROOT,
 # BUILD_DIR and PTXAS.
 
 GPUOPT_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -54,9 +55,11 @@ gpuopt_install_pytest() {
     xargs python3 -m pip install -q
 }
 
-# A fresh virtualenv in $BUILD_DIR/python-venv: numpy, matplotlib and pytest at
+# A fresh virtualenv in $BUILD_DIR/python-venv: numpy, matplotlib, pytest and Triton at
 # the pins of requirements-test.txt, then the gpuopt package as users install
-# it (pip install ./python). Prints the virtualenv's bin folder.
+# it (pip install ./python), its extensions built against the gpu-opt
+# installed in $BUILD_DIR/install (gpuopt_build_embed installs it). Prints
+# the virtualenv's bin folder.
 gpuopt_python_venv() {
   local venv="$BUILD_DIR/python-venv"
   if ! python3 -c 'import ensurepip, venv' 2>/dev/null; then
@@ -68,9 +71,15 @@ gpuopt_python_venv() {
   fi
   rm -rf "$venv"
   python3 -m venv "$venv" >&2 || return 1
-  grep -E '^(numpy|pytest|matplotlib)==' "$GPUOPT_ROOT/requirements-test.txt" |
+  grep -E '^(numpy|pytest|matplotlib|triton)==' "$GPUOPT_ROOT/requirements-test.txt" |
     xargs "$venv/bin/python" -m pip install -q >&2 || return 1
-  "$venv/bin/python" -m pip install -q "$GPUOPT_ROOT/python" >&2 || return 1
+  if [ ! -f "$BUILD_DIR/install/lib/cmake/GpuOpt/GpuOptConfig.cmake" ]; then
+    echo "gpu-opt: no installed gpu-opt in $BUILD_DIR/install for the Python" \
+      "package (gpuopt_build_embed installs it)" >&2
+    return 1
+  fi
+  CMAKE_PREFIX_PATH="$BUILD_DIR/install${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}" \
+    "$venv/bin/python" -m pip install -q "$GPUOPT_ROOT/python" >&2 || return 1
   echo "$venv/bin"
 }
 

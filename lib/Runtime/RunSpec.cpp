@@ -473,3 +473,15 @@ Status gpuopt::runtime::readRunSpec(const std::string &Path, RunSpec &Spec) {
   }
   return RunSpecReader(Path, Spec).read(Root);
 }
+
+Status gpuopt::runtime::readRunSpecText(const std::string &Text,
+                                        const std::string &Name,
+                                        RunSpec &Spec) {
+  json Root;
+  try {
+    Root = json::parse(Text);
+  } catch (const json::exception &E) {
+    return Status::error(Name + ": invalid JSON: " + E.what());
+  }
+  return RunSpecReader(Name, Spec).read(Root);
+}

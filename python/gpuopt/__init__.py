@@ -12,4 +12,25 @@
   dmat, progress, totals).
 
 Each has a command line: `python -m gpuopt.<name> --help`.
+
+The compiler and the runtime are also here in process (gpuopt.api,
+docs/python.md): `gpuopt.import_ptx(text).fuse(...).probe(...).to_ptx()`,
+`Module.manifest`, `gpuopt.run(spec)`; failures raise `gpuopt.Error`.
 """
+
+# gpuopt.api, loaded on first use, so that the command-line workflows do not
+# load the compiler's LLVM and MLIR libraries.
+_API = ("Error", "Diagnostic", "Module", "import_ptx", "load_ptx",
+        "parse_mlir", "run")
+__all__ = list(_API)
+
+
+def __getattr__(name):
+    if name in _API:
+        from . import api
+        return getattr(api, name)
+    raise AttributeError(f"module 'gpuopt' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(list(globals()) + list(_API))

@@ -91,6 +91,25 @@ TEST(RunSpec, ErrorsNameTheJsonPath) {
       0u);
 }
 
+TEST(RunSpec, ReadsText) {
+  RunSpec Spec;
+  ASSERT_TRUE(readRunSpecText(R"({"repeat": 0, "kernels": [{"module": "a.ptx",
+                                  "grid": [3]}]})",
+                              "spec", Spec)
+                  .ok());
+  EXPECT_EQ(Spec.Repeat, 0u);
+  ASSERT_EQ(Spec.Kernels.size(), 1u);
+  EXPECT_EQ(*Spec.Kernels[0].Grid, (Dim3{3, 1, 1}));
+  // Errors name the text as they name a file.
+  EXPECT_EQ(readRunSpecText(R"({"kernels": [{"module": 1}]})", "spec", Spec)
+                .message(),
+            "spec: kernels[0].module: expected a string");
+  EXPECT_EQ(readRunSpecText("{", "spec", Spec)
+                .message()
+                .rfind("spec: invalid JSON: ", 0),
+            0u);
+}
+
 TEST(RunSpec, OptionTexts) {
   Expected<ConstSpec> C = parseConstSpec("ns::coeffs:f32:16:fill:1", "--const");
   ASSERT_TRUE(C);

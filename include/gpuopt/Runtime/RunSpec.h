@@ -125,6 +125,9 @@ bool isShapeParam(const KernelInfo &K, size_t Index);
 /// and groups to Spec and setting its warmup and repeat when it gives them.
 /// Errors read "<Path>: <json.path>: <what>".
 Status readRunSpec(const std::string &Path, RunSpec &Spec);
+/// readRunSpec of JSON text; Name stands for the path in errors.
+Status readRunSpecText(const std::string &Text, const std::string &Name,
+                       RunSpec &Spec);
 
 //===----------------------------------------------------------------------===//
 // Resolving (no GPU)
