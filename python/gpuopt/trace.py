@@ -59,6 +59,47 @@ class Trace:
                                      f"{arr.shape[:2]} (blocks, units) of {m['file']}")
             self.counts[m["name"]] = counts
 
+    @classmethod
+    def from_records(cls, info, decoded, manifest=None):
+        """A trace held in memory: `info` as trace.json's (kernel, grid,
+        block, device; "maps" is filled in), `decoded` as
+        gpuopt.probe_buffer.decode returns it, `manifest` the launch
+        manifest. `save(dir)` writes it as gpu-run writes a trace."""
+        self = cls.__new__(cls)
+        self.path = info.get("kernel", "<memory>")
+        self.info = dict(info)
+        self.maps, self.counts, self.overflow = {}, {}, {}
+        self._manifest = manifest or {}
+        maps = []
+        for name, (records, counts, overflow) in decoded.items():
+            self.maps[name] = records
+            self.counts[name] = counts
+            self.overflow[name] = overflow
+            maps.append({"name": name, "shape": list(records.shape),
+                         "record_bytes": records.dtype.itemsize,
+                         "file": f"{name}.npy",
+                         "counts": f"{name}.counts.npy" if counts is not None else None,
+                         "overflow": overflow})
+        self.info["maps"] = maps
+        return self
+
+    def save(self, path):
+        """Writes the trace into `path` (new or empty) in gpu-run's layout:
+        trace.json, manifest.json and one .npy (+ .counts.npy) per map."""
+        if os.path.exists(path) and os.listdir(path):
+            raise TraceError(f"{path}: not empty; a trace never overwrites files")
+        os.makedirs(path, exist_ok=True)
+        for m in self.info["maps"]:
+            np.save(os.path.join(path, m["file"]), self.maps[m["name"]])
+            if m.get("counts"):
+                np.save(os.path.join(path, m["counts"]), self.counts[m["name"]])
+        with open(os.path.join(path, "trace.json"), "w") as f:
+            json.dump(self.info, f, indent=2)
+        if self._manifest:
+            with open(os.path.join(path, "manifest.json"), "w") as f:
+                json.dump(self._manifest, f, indent=1)
+        self.path = path
+
     @property
     def grid(self):
         return self.info["grid"]

@@ -1,0 +1,83 @@
+"""gpuopt-trace without a GPU: the traced process opens a probe session,
+its Triton compiles are probed, and the run directory holds the event log,
+each kernel's PTX before and after, its build log and a summary; the
+program's own sitecustomize still runs."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from gpuopt import tracer
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def test_no_command_is_an_error(capsys):
+    with pytest.raises(SystemExit) as e:
+        tracer.main(["-p", "block_sched"])
+    assert e.value.code == 2
+    assert "no command given" in capsys.readouterr().err
+
+
+def test_missing_spec_file_is_an_error(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        tracer.main(["-p", str(tmp_path / "nope.yaml"), "python3", "-c", "1"])
+    assert "no such file" in capsys.readouterr().err
+
+
+def run_traced(tmp_path, program, *extra):
+    prog = tmp_path / "prog.py"
+    prog.write_text(program)
+    user_site = tmp_path / "user-site"
+    user_site.mkdir()
+    (user_site / "sitecustomize.py").write_text(
+        "import os\nopen(os.environ['USER_SITE_MARK'], 'w').write('ran')\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(user_site), HERE]),
+               USER_SITE_MARK=str(tmp_path / "mark"))
+    r = subprocess.run([sys.executable, "-m", "gpuopt.tracer", "-p", "block_sched",
+                        "--tracedir", str(tmp_path / "traces"), *extra,
+                        sys.executable, str(prog)],
+                       env=env, capture_output=True, text=True, timeout=300)
+    runs = os.listdir(tmp_path / "traces")
+    assert len(runs) == 1, r.stderr
+    return r, tmp_path / "traces" / runs[0]
+
+
+def test_traced_program_without_triton_kernels(tmp_path):
+    r, run = run_traced(tmp_path, "print('hello')\n")
+    assert r.returncode == 0, r.stderr
+    assert "hello" in r.stdout
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["kernels"] == [] and summary["launches"] == 0
+    events = [json.loads(line) for line in (run / "events.jsonl").read_text().splitlines()]
+    assert [e["event"] for e in events][0] == "start"
+    assert events[-1]["event"] == "stop"
+    assert (tmp_path / "mark").read_text() == "ran"  # the user's sitecustomize
+
+
+def test_traced_program_compiling_triton_kernels(tmp_path):
+    pytest.importorskip("triton")
+    r, run = run_traced(tmp_path, "import triton_kernels as tk\n"
+                                  "tk.compile_add(); tk.compile_row_sum()\n"
+                                  "import os; print(os.environ.get('GPUOPT_TRACE_CONFIG'))\n",
+                        "--kernel", "add_kernel")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[0] == "None"  # not passed on to the program
+    assert "1 kernels (1 probed), 0 launches recorded" in r.stdout
+    k = run / "kernels" / "add_kernel"
+    assert "%globaltimer" in (k / "probed.ptx").read_text()
+    assert "%globaltimer" not in (k / "original.ptx").read_text()
+    assert "probed" in (k / "build.log").read_text()
+    assert json.loads((k / "manifest.json").read_text())["kernels"][0]["probe_scratch"]
+    assert not (run / "kernels" / "row_sum_kernel").exists()
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["kernels"] == [{"kernel": "add_kernel", "probed": True, "reason": None,
+                                   "launches": 0}]
+    probe = json.loads((run / "probe.json").read_text())
+    assert probe["probes"] == ["block_sched"] and probe["kernels"] == ["add_kernel"]
+    events = [json.loads(line) for line in (run / "events.jsonl").read_text().splitlines()]
+    assert any(e["event"] == "compile" and e["kernel"] == "add_kernel" and e["probed"]
+               for e in events)
