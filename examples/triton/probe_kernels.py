@@ -3,6 +3,7 @@
 3.6 and the gpuopt package):
 
     python3 examples/triton/probe_kernels.py [--probe block_sched] [--out DIR]
+    gpuopt-trace -p block_sched python3 examples/triton/probe_kernels.py --plain OUT.pt --seed 1
 
 softmax, layernorm, a pipelined matmul (num_stages=3) and flash attention
 (benchmarks/triton/kernels.py) run on fresh random inputs twice: as Triton
@@ -83,7 +84,15 @@ def main():
     ap.add_argument("--probe", default="block_sched")
     ap.add_argument("--out", default="triton-probe-traces")
     ap.add_argument("--seed", type=int, default=int.from_bytes(os.urandom(4), "little"))
+    ap.add_argument("--plain", metavar="OUT.pt",
+                    help="only run the four kernels, without gpuopt, and save their "
+                         "outputs (a plain Triton program, for gpuopt-trace: compare the "
+                         "outputs of a traced and an untraced run)")
     args = ap.parse_args()
+    if args.plain:
+        outs = [t.cpu() for fn in programs(args.seed).values() for t in fn()]
+        torch.save(outs, args.plain)
+        return 0
     from gpuopt import block_sched
     ok = True
     for name, fn in programs(args.seed).items():
@@ -99,8 +108,8 @@ def main():
         launch.save(out)
         row = {"kernel": name, "seed": args.seed, "bit_identical": same,
                "grid": launch.grid, "block": launch.block,
-               "probed_ptx_lines": len(session.compiled[name].probed_ptx.splitlines()),
-               "bytes_per_block": session.compiled[name].kernel_manifest[
+               "probed_ptx_lines": len(launch.probe.probed_ptx.splitlines()),
+               "bytes_per_block": launch.probe.kernel_manifest[
                    "probe_scratch"]["bytes_per_block"],
                "trace": out}
         if "block_sched" in launch.maps:

@@ -72,11 +72,13 @@ def _lib():
                 "cuLaunchKernel": [vp, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint,
                                    vp, ctypes.POINTER(vp), ctypes.POINTER(vp)],
                 "cuStreamSynchronize": [vp],
+                "cuMemsetD8Async": [ctypes.c_uint64, ctypes.c_ubyte, ctypes.c_size_t, vp],
             }
             for name, argtypes in sigs.items():
                 fn = getattr(lib, name, None)
-                if fn is None and name == "cuCtxGetCurrent":
-                    continue  # current_context() retains the primary context
+                if fn is None and name in ("cuCtxGetCurrent", "cuMemsetD8Async"):
+                    continue  # current_context() retains the primary context;
+                    # memset_async says it is missing
                 if fn is None:
                     raise CudaError(name, -1, "missing", f"{path} does not export {name}")
                 fn.argtypes = argtypes
@@ -213,6 +215,17 @@ def launch(function, grid, block, smem=0, stream=0, args=()):
                                  params if n else None, None),
           f"cuLaunchKernel({function.name}, grid {gx}x{gy}x{gz}, block {bx}x{by}x{bz}, "
           f"smem {smem})")
+
+
+def memset_async(ptr, value, nbytes, stream=0):
+    """cuMemsetD8Async: `nbytes` bytes at device address `ptr` set to
+    `value`, in stream order (no kernel launch)."""
+    lib = _lib()
+    fn = getattr(lib, "_cuMemsetD8Async", None)
+    if fn is None:
+        raise CudaError("cuMemsetD8Async", -1, "missing", "the driver does not export it")
+    check(fn(int(ptr), int(value) & 0xFF, int(nbytes), ctypes.c_void_p(int(stream or 0))),
+          "cuMemsetD8Async")
 
 
 def synchronize(stream=0):

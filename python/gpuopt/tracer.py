@@ -185,7 +185,12 @@ def finish(session, config, event, log):
     for e in session.events:
         event(**e)
     kernels = []
-    for name, c in session.compiled.items():
+    seen = {}
+    for c in session.binaries:
+        # Autotuning compiles a kernel once per configuration: NAME, NAME.1, ...
+        n = seen.get(c.name, 0)
+        seen[c.name] = n + 1
+        name = c.name if n == 0 else f"{c.name}.{n}"
         kdir = os.path.join(run_dir, "kernels", name)
         os.makedirs(kdir, exist_ok=True)
         if c.original_ptx:
@@ -195,8 +200,9 @@ def finish(session, config, event, log):
         if c.manifest:
             _write(os.path.join(kdir, "manifest.json"), json.dumps(c.manifest, indent=1))
         _write(os.path.join(kdir, "build.log"), c.build_log())
-        kernels.append({"kernel": name, "probed": c.skipped is None, "reason": c.skipped,
-                        "launches": len(session.launches_of(name))})
+        kernels.append({"kernel": c.name, "binary": name, "probed": c.skipped is None,
+                        "reason": c.skipped,
+                        "launches": sum(1 for launch in session.launches if launch.probe is c)})
     launches = []
     by_kernel = {}
     for launch in session.launches:

@@ -74,8 +74,8 @@ def test_traced_program_compiling_triton_kernels(tmp_path):
     assert json.loads((k / "manifest.json").read_text())["kernels"][0]["probe_scratch"]
     assert not (run / "kernels" / "row_sum_kernel").exists()
     summary = json.loads((run / "summary.json").read_text())
-    assert summary["kernels"] == [{"kernel": "add_kernel", "probed": True, "reason": None,
-                                   "launches": 0}]
+    assert summary["kernels"] == [{"kernel": "add_kernel", "binary": "add_kernel",
+                                   "probed": True, "reason": None, "launches": 0}]
     probe = json.loads((run / "probe.json").read_text())
     assert probe["probes"] == ["block_sched"] and probe["kernels"] == ["add_kernel"]
     events = [json.loads(line) for line in (run / "events.jsonl").read_text().splitlines()]

@@ -51,7 +51,7 @@ def test_second_session_reuses_the_probed_binary_and_records():
             row_sum_kernel[(4096,)](x, out, x.stride(0), 300, BLOCK=512)
         assert len(session.launches) == 1
         assert (session.launches[0].maps["block_sched"]["gend"] != 0).all()
-    assert torch.equal(out, x.sum(1)) or torch.allclose(out, x.sum(1), rtol=1e-5)
+    assert torch.allclose(out, x.sum(1), rtol=1e-4, atol=1e-4)
     # And outside, the plain binary again: no probe buffer is asked for.
     plain = torch.empty_like(out)
     row_sum_kernel[(4096,)](x, plain, x.stride(0), 300, BLOCK=512)

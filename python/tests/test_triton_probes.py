@@ -152,3 +152,19 @@ def test_decode_reads_each_warps_record_at_its_slot():
     assert records["gend"][3, 2, 0] == 3002
     with pytest.raises(probe_buffer.ProbeBufferError, match="expected"):
         probe_buffer.decode(kernel, raw[:-8].tobytes(), grid, block)
+
+
+def test_binaries_of_one_name_keep_their_own_layout():
+    """Autotuning compiles one kernel name once per configuration; each
+    launch must be decoded by its own binary's manifest."""
+    with probes("block_sched") as session:
+        k4 = tk.compile_add(num_warps=4)
+        k8 = tk.compile_add(num_warps=8)
+    assert [b.name for b in session.binaries] == ["add_kernel", "add_kernel"]
+    for k in (k4, k8):
+        probe = session._probe_of(k)
+        assert probe.probed_ptx == k.asm["ptx"]
+        assert (probe.kernel_manifest["probe_scratch"]["bytes_per_block"]
+                == k.metadata.profile_scratch_size)
+    assert k4.metadata.profile_scratch_size < k8.metadata.profile_scratch_size
+    assert session.compiled["add_kernel"] is session._probe_of(k8)

@@ -139,7 +139,9 @@ class Launch:
 class probes(contextlib.ContextDecorator):
     """`with gpuopt.triton.probes(spec, kernels=None) as session:` probe the
     Triton kernels compiled inside; `session.launches` lists the launches of
-    probed kernels, `session.compiled` what was done to each kernel.
+    probed kernels, `session.compiled` what was done to each kernel (the
+    latest binary of each name; `session.binaries` every one: autotuning
+    compiles a kernel once per configuration).
 
     spec: a built-in probe name (block_sched, warp_sched, gmem_bytes, ...),
       a YAML spec path, or a list of them.
@@ -173,6 +175,8 @@ class probes(contextlib.ContextDecorator):
         self.benchmark_reps = benchmark_reps
         self.timings = {}
         self.compiled = {}
+        self.binaries = []
+        self._by_ptx = {}
         self.launches = []
         self.dropped_launches = 0
         self.events = []
@@ -311,8 +315,8 @@ class probes(contextlib.ContextDecorator):
         # takes the binary from Triton's in-memory cache without compiling.
         metadata["gpuopt_probe"] = {"mode": self.mode, "specs": self.specs,
                                     "manifest": manifest}
-        self.compiled[name] = CompiledProbe(name, ptx, new_ptx, manifest,
-                                            getattr(probed, "diagnostics", ()))
+        probe = CompiledProbe(name, ptx, new_ptx, manifest, getattr(probed, "diagnostics", ()))
+        self._add_binary(probe)
         self.events.append({"event": "compile", "kernel": name, "probed": True,
                             "bytes_per_block": scratch["bytes_per_block"]})
         return new_ptx
@@ -323,8 +327,27 @@ class probes(contextlib.ContextDecorator):
         if self.on_error == "raise":
             raise ProbeError(f"cannot probe Triton kernel '{name}': {why}")
         warnings.warn(f"gpuopt: kernel '{name}' left unprobed: {why}")
-        self.compiled[name] = CompiledProbe(name, ptx, skipped=why)
+        self._add_binary(CompiledProbe(name, ptx, skipped=why))
         return ptx
+
+    def _add_binary(self, probe):
+        """One compiled binary. Several may share a kernel name (autotuning
+        compiles a kernel once per configuration); `compiled[name]` is the
+        latest, `binaries` all, and a launch finds its own by its PTX."""
+        self.binaries.append(probe)
+        self.compiled[probe.name] = probe
+        if probe.probed_ptx is not None:
+            self._by_ptx[_digest(probe.probed_ptx)] = probe
+
+    def _probe_of(self, ck):
+        ptx = ck.asm.get("ptx")
+        probe = self._by_ptx.get(_digest(ptx)) if ptx else None
+        if probe is None:
+            # Compiled by an earlier session of the same specs: Triton took
+            # it from its cache, with the manifest in its metadata.
+            probe = CompiledProbe(ck.name, None, ptx, ck.metadata.gpuopt_probe["manifest"])
+            self._add_binary(probe)
+        return probe
 
     # -- launch time ----------------------------------------------------------
     def _allocate(self, size, align, stream):
@@ -333,25 +356,27 @@ class probes(contextlib.ContextDecorator):
         except ImportError as e:
             raise ProbeError("gpuopt.triton.probes allocates probe buffers with "
                              "PyTorch; pip install torch") from e
+        # Zeroed by a memset in the launch's stream order (the runtime's
+        # contract: records that stay zero are not stored), not by a fill
+        # kernel, which would show among the program's kernels.
         current = torch.cuda.current_stream()
         if stream in (None, 0) or stream == current.cuda_stream:
-            buf = torch.zeros(size, dtype=torch.uint8, device="cuda")
+            buf = torch.empty(size, dtype=torch.uint8, device="cuda")
         else:
             with torch.cuda.stream(torch.cuda.ExternalStream(stream)):
-                buf = torch.zeros(size, dtype=torch.uint8, device="cuda")
+                buf = torch.empty(size, dtype=torch.uint8, device="cuda")
+        from gpuopt import cuda
+        try:
+            cuda.memset_async(buf.data_ptr(), 0, size, stream or current.cuda_stream)
+        except cuda.CudaError:
+            buf.zero_()
         if buf.data_ptr() % max(align, 1):
             raise ProbeError(f"probe buffer at {buf.data_ptr():#x} is not {align}-byte aligned")
         self._pending.buffer = buf
         return buf
 
     def _record(self, ck, grid, stream, buffer):
-        probe = self.compiled.get(ck.name)
-        if probe is None or probe.manifest is None:
-            # Compiled by an earlier session of the same specs: Triton took
-            # it from its cache.
-            md = ck.metadata.gpuopt_probe
-            probe = CompiledProbe(ck.name, None, ck.asm.get("ptx"), md["manifest"])
-            self.compiled[ck.name] = probe
+        probe = self._probe_of(ck)
         if len(self.launches) >= self.max_launches:
             self.dropped_launches += 1
             return
@@ -416,6 +441,10 @@ class probes(contextlib.ContextDecorator):
 
 
 _MISSING = object()
+
+
+def _digest(text):
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _ptx_target(ptx):
