@@ -5,6 +5,9 @@
     traced.launches                    # gpuopt.triton.Launch per probed launch
     traced.skipped                     # GPU kernels that ran without PTX (eager, libraries)
 
+    prog = gpuopt.torch.compile_fused(fn)  # independent Inductor kernels fused by gpu-opt
+                                           # where measured faster (gpuopt/torch_fuse.py)
+
 Inductor compiles its Triton kernels with triton.compile, so a
 gpuopt.triton.probes session sees them; the call compiles in this process
 (compile_threads=1: Inductor's compile workers would not run the session's
@@ -89,6 +92,8 @@ class TracedFunction:
         for name in gpu_kernels(prof):
             if name in probed or name in seen or name in session.compiled:
                 continue
+            if name.startswith(("Memcpy", "Memset")):  # copies, not kernels
+                continue
             seen.add(name)
             self.skipped.append({"kernel": name, "reason": "no PTX (PyTorch eager or "
                                  "library kernel): ran unchanged"})
@@ -104,3 +109,6 @@ def trace(fn, probe="block_sched", kernels=None, on_error="skip", **compile_opti
     except ImportError as e:
         raise ProbeError("gpuopt.torch needs PyTorch") from e
     return TracedFunction(fn, probe, kernels, compile_options, on_error)
+
+
+from gpuopt.torch_fuse import FusedProgram, FuseProgramError, compile_fused  # noqa: E402,F401

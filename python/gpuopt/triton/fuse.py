@@ -187,7 +187,10 @@ class KernelLaunch:
         if int(getattr(md, "num_ctas", 1) or 1) != 1:
             raise FuseError(f"{self.name}: num_ctas={md.num_ctas} (clusters) cannot be fused")
         self.params = flat_params(compiled, self.bound)
-        ptx_params = entry_params(self.ptx, self.name)
+        key = (getattr(compiled, "hash", None) or id(compiled), self.name)
+        ptx_params = _ENTRY_PARAMS.get(key)
+        if ptx_params is None:  # a regex over the whole PTX: once per binary
+            ptx_params = _ENTRY_PARAMS.setdefault(key, entry_params(self.ptx, self.name))
         if len(ptx_params) != len(self.params) + 2:
             raise FuseError(
                 f"{self.name}: the PTX entry has {len(ptx_params)} parameters, Triton binds "
@@ -248,6 +251,9 @@ def _pointer(value):
     if isinstance(value, int):
         return value
     return int(value.data_ptr())
+
+
+_ENTRY_PARAMS = {}
 
 
 def entry_params(ptx, name):
@@ -989,39 +995,45 @@ class FusedTriton:
         with _on_stream(stream):
             handle = _stream_handle(stream)
             launches = [capture(c.kernel, c.grid, c.args, c.kwargs) for c in self._calls(calls)]
-            if any(ln.blocks == 0 for ln in launches):
-                # Triton launches nothing for an empty grid; the others run apart.
-                self._serial(launches, handle)
-                self.stats["serial"] += 1
-                return None
-            shape = tuple((ln.name, ln.compiled.hash, ln.grid, ln.shared) for ln in launches)
-            decision = self.decisions.get(shape)
-            if decision is None:
-                with self._lock:
-                    decision = self.decisions.get(shape) or self._decide(shape, launches, handle)
-            build = None
-            if decision["choice"] == "fused" and decision["build"] not in self._broken:
-                with _BUILDS_LOCK:
-                    build = _BUILDS[decision["build"]]
-            if build is None:
-                self._serial(launches, handle)
-                self.stats["serial"] += 1
-                return None
-            key = build.key if self.verify is True else (build.key, shape)
-            if self.verify and key not in self._verified:
-                # The verification's fused launch is this call's launch.
-                try:
-                    self._verify(build, launches, handle)
-                except VerificationError:
-                    for d in self.decisions.values():
-                        if d.get("build") == build.key:
-                            d["choice"], d["why"] = "serial", self._broken[build.key]
-                    raise
-                self._verified.add(key)
-            else:
-                self._launch_fused(build, launches, handle)
-            self.stats["fused"] += 1
+            self.launch(launches, handle)
         return None
+
+    def launch(self, launches, handle):
+        """Launches KernelLaunches bound elsewhere (e.g. recorded from a
+        compiled program's launcher) fused, or apart as decided, on stream
+        `handle`: the body of a call after its capture."""
+        if any(ln.blocks == 0 for ln in launches):
+            # Triton launches nothing for an empty grid; the others run apart.
+            self._serial(launches, handle)
+            self.stats["serial"] += 1
+            return None
+        shape = tuple((ln.name, ln.compiled.hash, ln.grid, ln.shared) for ln in launches)
+        decision = self.decisions.get(shape)
+        if decision is None:
+            with self._lock:
+                decision = self.decisions.get(shape) or self._decide(shape, launches, handle)
+        build = None
+        if decision["choice"] == "fused" and decision["build"] not in self._broken:
+            with _BUILDS_LOCK:
+                build = _BUILDS[decision["build"]]
+        if build is None:
+            self._serial(launches, handle)
+            self.stats["serial"] += 1
+            return None
+        key = build.key if self.verify is True else (build.key, shape)
+        if self.verify and key not in self._verified:
+            # The verification's fused launch is this call's launch.
+            try:
+                self._verify(build, launches, handle)
+            except VerificationError:
+                for d in self.decisions.values():
+                    if d.get("build") == build.key:
+                        d["choice"], d["why"] = "serial", self._broken[build.key]
+                raise
+            self._verified.add(key)
+        else:
+            self._launch_fused(build, launches, handle)
+        self.stats["fused"] += 1
 
     def _decide(self, shape, launches, handle):
         """Builds (or finds) the fused kernel for this shape and decides."""
