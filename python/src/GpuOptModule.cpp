@@ -216,16 +216,23 @@ public:
                                       std::move(collector.diagnostics));
   }
 
-  std::string toPTX(const std::string &moduleName) {
-    std::unique_lock<std::mutex> lock = shared->lock();
-    DiagnosticCollector collector(shared->context);
+  /// One ptx.module (`moduleName`, or the only one) and its PTX text;
+  /// raises with the collected diagnostics when there is none to export.
+  std::pair<gpuopt::ptx::PTXModuleOp, std::string>
+  exportText(const std::string &moduleName, DiagnosticCollector &collector) {
     std::string ptx;
     llvm::raw_string_ostream os(ptx);
     FailureOr<gpuopt::ptx::PTXModuleOp> module =
         gpuopt::findPTXModule(*op, moduleName);
     if (failed(module) || failed(gpuopt::exportPTX(*module, os)))
       collector.fail("cannot export PTX");
-    return ptx;
+    return {*module, ptx};
+  }
+
+  std::string toPTX(const std::string &moduleName) {
+    std::unique_lock<std::mutex> lock = shared->lock();
+    DiagnosticCollector collector(shared->context);
+    return exportText(moduleName, collector).second;
   }
 
   nb::bytes toCubin(const std::string &chip, const std::string &moduleName,
@@ -233,12 +240,7 @@ public:
                     const std::vector<std::string> &ptxasOptions) {
     std::unique_lock<std::mutex> lock = shared->lock();
     DiagnosticCollector collector(shared->context);
-    std::string ptx;
-    llvm::raw_string_ostream os(ptx);
-    FailureOr<gpuopt::ptx::PTXModuleOp> module =
-        gpuopt::findPTXModule(*op, moduleName);
-    if (failed(module) || failed(gpuopt::exportPTX(*module, os)))
-      collector.fail("cannot export PTX");
+    auto [module, ptx] = exportText(moduleName, collector);
     gpuopt::PtxasOptions options;
     options.chip = chip;
     options.ptxasPath = ptxas;
@@ -246,7 +248,7 @@ public:
     FailureOr<std::string> cubin = failure();
     {
       nb::gil_scoped_release release;
-      cubin = gpuopt::assembleWithPtxas(*module, ptx, options);
+      cubin = gpuopt::assembleWithPtxas(module, ptx, options);
     }
     if (failed(cubin))
       collector.fail("ptxas failed");
