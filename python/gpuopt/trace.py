@@ -166,6 +166,21 @@ class Trace:
         unit = np.tile(np.arange(units), blocks)
         return arr.reshape(blocks * units, -1), block, unit
 
+    def dataframe(self, name):
+        """The map's written records as a pandas DataFrame (pandas is
+        optional: ImportError without it): one row per record, its fields
+        as columns, with `block`, `unit` and `index` (the record's place in
+        its slot)."""
+        import pandas as pd
+        arr = self.maps[name]
+        block, unit, index = np.nonzero(self.valid(name))
+        rec = arr[block, unit, index]
+        cols = {"block": block, "unit": unit, "index": index}
+        for field in rec.dtype.names or ():
+            if rec.dtype[field].kind != "V":  # not padding
+                cols[field] = rec[field]
+        return pd.DataFrame(cols)
+
     def valid_records(self, name):
         """The written records, flat, in (block, unit, index) order (a
         warp's records in program order): (records, block, unit)."""

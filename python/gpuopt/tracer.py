@@ -18,7 +18,8 @@ directory per run, DIR/<time>-<pid>/:
     summary.json            command, exit status, GPU, kernels, launches,
                             each analysis's numbers, timings (--benchmark)
     plots/<i>-<name>.png    the analysis's plot of each kernel's first and
-                            last launch
+                            last launch (and <i>-<name>.perfetto.json for
+                            block_sched and warp_sched: ui.perfetto.dev)
 
 The program runs in a child process whose `sitecustomize` (this package's
 gpuopt/_boot) opens a gpuopt.triton.probes session before the program
@@ -42,7 +43,8 @@ import sys
 import time
 
 # Analyses with a uniform command line (TRACE [--plot PNG] --json J), by
-# the probe map they read.
+# the probe map they read; those that also write a Perfetto trace.
+PERFETTO = {"gpuopt.block_sched", "gpuopt.warp_sched"}
 ANALYSES = {"block_sched": ("gpuopt.block_sched", True),
             "warp_sched": ("gpuopt.warp_sched", True),
             "dmat": ("gpuopt.dmat", True),
@@ -262,6 +264,8 @@ def _analyse(trace_dir, launch, png):
             argv = [trace_dir, "--json", j]
             if png is not None:
                 argv += ["--plot", png]
+                if module in PERFETTO:
+                    argv += ["--perfetto", png[:-len(".png")] + ".perfetto.json"]
             with contextlib.redirect_stdout(io.StringIO()):
                 rc = mod.main(argv)
             if rc == 0 and os.path.exists(j):

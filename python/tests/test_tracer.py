@@ -81,3 +81,47 @@ def test_traced_program_compiling_triton_kernels(tmp_path):
     events = [json.loads(line) for line in (run / "events.jsonl").read_text().splitlines()]
     assert any(e["event"] == "compile" and e["kernel"] == "add_kernel" and e["probed"]
                for e in events)
+
+
+def synthetic_block_sched(tmp_path):
+    """A block_sched launch of 6 blocks of 2 warps on 2 SMs, in memory."""
+    import numpy as np
+
+    from gpuopt.trace import Trace
+    dt = np.dtype({"names": ["gend", "start", "end", "sm"],
+                   "formats": ["<u8", "<u4", "<u4", "<u4"],
+                   "offsets": [0, 8, 12, 16], "itemsize": 24})
+    rec = np.zeros((6, 2, 1), dt)
+    for b in range(6):
+        rec["sm"][b] = b % 2
+        rec["start"][b] = 1000 * (b // 2)
+        rec["end"][b] = 1000 * (b // 2) + 900
+        rec["gend"][b] = 10_000 + 500 * (b // 2)
+    info = {"kernel": "k", "grid": [6, 1, 1], "block": [64, 1, 1]}
+    return Trace.from_records(info, {"block_sched": (rec, None, 0)})
+
+
+class _Launch:
+    def __init__(self, trace):
+        self.maps = trace.maps
+
+
+def test_analyses_plots_and_perfetto_of_a_launch(tmp_path):
+    pytest.importorskip("matplotlib")
+    trace = synthetic_block_sched(tmp_path)
+    d = tmp_path / "launch"
+    trace.save(str(d))
+    png = tmp_path / "k.png"
+    out = tracer._analyse(str(d), _Launch(trace), str(png))
+    assert out["block_sched"]["blocks"] == 6 and out["block_sched"]["sms"] == 2
+    assert png.exists()
+    perfetto = json.loads((tmp_path / "k.perfetto.json").read_text())
+    assert len([e for e in perfetto["traceEvents"] if e.get("ph") == "X"]) == 6
+
+
+def test_dataframe_of_a_trace(tmp_path):
+    pytest.importorskip("pandas")
+    trace = synthetic_block_sched(tmp_path)
+    df = trace.dataframe("block_sched")
+    assert len(df) == 12 and list(df.columns)[:3] == ["block", "unit", "index"]
+    assert (df.groupby("block")["sm"].first().tolist() == [0, 1, 0, 1, 0, 1])
