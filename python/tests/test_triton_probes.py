@@ -12,7 +12,6 @@ import pytest
 
 triton = pytest.importorskip("triton")
 
-import gpuopt  # noqa: E402
 from gpuopt import probe_buffer  # noqa: E402
 from gpuopt.triton import ProbeError, probes  # noqa: E402
 
