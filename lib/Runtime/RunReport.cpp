@@ -27,6 +27,19 @@ const char *gpuopt::runtime::toString(GroupTiming::Mode M) {
   return "serial";
 }
 
+KernelReport KernelReport::of(const KernelSpec &K, const Function &Fn) {
+  KernelReport R;
+  R.Label = K.Label;
+  R.Kernel = K.Kernel.Name;
+  R.Module = K.ModulePath;
+  R.Config = K.Config;
+  R.Registers = Fn.Registers;
+  R.StaticSmem = Fn.StaticSmem;
+  R.LocalBytes = Fn.LocalBytes;
+  R.TraceDir = K.TraceDir;
+  return R;
+}
+
 GroupReport GroupReport::of(const RunSpec &Spec, const GroupSpec &G,
                             const GroupTiming &Timing) {
   GroupReport R;

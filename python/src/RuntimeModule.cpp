@@ -53,7 +53,7 @@ KernelReport runChecked(Session &S, size_t I) {
   KernelSpec &K = S.kernel(I);
   (void)take(S.launchChecked(I));
   const Function &Fn = *S.run(I).Fn;
-  KernelReport R;
+  KernelReport R = KernelReport::of(K, Fn);
   if (!K.Kernel.Probes.empty()) {
     R.Probed = true;
     R.Probes = take(readProbes(S, I, /*WithRecords=*/!K.TraceDir.empty()));
@@ -64,14 +64,6 @@ KernelReport runChecked(Session &S, size_t I) {
   }
   for (const auto &[Index, Path] : K.Outs)
     (void)take(S.writeOutput(I, Index, Path));
-  R.Label = K.Label;
-  R.Kernel = K.Kernel.Name;
-  R.Module = K.ModulePath;
-  R.Config = K.Config;
-  R.Registers = Fn.Registers;
-  R.StaticSmem = Fn.StaticSmem;
-  R.LocalBytes = Fn.LocalBytes;
-  R.TraceDir = K.TraceDir;
   return R;
 }
 

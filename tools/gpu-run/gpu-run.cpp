@@ -501,7 +501,7 @@ KernelReport runChecked(Session &S, size_t I) {
                 "buffer %llu bytes\n",
                 C.Name.c_str(), (unsigned long long)C.Capacity,
                 (unsigned long long)C.TotalBytes);
-  KernelReport R;
+  KernelReport R = KernelReport::of(K, Fn);
   if (!K.Kernel.Probes.empty()) {
     R.Probed = true;
     R.Probes = take(readProbes(S, I, /*WithRecords=*/!K.TraceDir.empty()));
@@ -527,14 +527,6 @@ KernelReport runChecked(Session &S, size_t I) {
   }
   if (!K.TraceDir.empty())
     std::printf("  wrote trace to %s\n", K.TraceDir.c_str());
-  R.Label = K.Label;
-  R.Kernel = K.Kernel.Name;
-  R.Module = K.ModulePath;
-  R.Config = K.Config;
-  R.Registers = Fn.Registers;
-  R.StaticSmem = Fn.StaticSmem;
-  R.LocalBytes = Fn.LocalBytes;
-  R.TraceDir = K.TraceDir;
   return R;
 }
 

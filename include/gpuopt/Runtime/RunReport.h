@@ -32,6 +32,11 @@ struct KernelReport {
   /// Timed alone.
   std::optional<Stats> Time;
   std::optional<OccupancySweep> Occupancy;
+
+  /// What kernel K, loaded as Fn, is: its label, names, launch
+  /// configuration, resources and trace directory (probes and times are
+  /// filled in by the run).
+  static KernelReport of(const KernelSpec &K, const Function &Fn);
 };
 
 /// "serial", "concurrent", "graph", "alone" or "also".
