@@ -55,7 +55,7 @@ gpuopt_install_pytest() {
     xargs python3 -m pip install -q
 }
 
-# A fresh virtualenv in $BUILD_DIR/python-venv: numpy, matplotlib, pytest and Triton at
+# A fresh virtualenv in $BUILD_DIR/python-venv: numpy, matplotlib, pytest, Triton and pandas at
 # the pins of requirements-test.txt, then the gpuopt package as users install
 # it (pip install ./python), its extensions built against the gpu-opt
 # installed in $BUILD_DIR/install (gpuopt_build_embed installs it). Prints
@@ -71,7 +71,7 @@ gpuopt_python_venv() {
   fi
   rm -rf "$venv"
   python3 -m venv "$venv" >&2 || return 1
-  grep -E '^(numpy|pytest|matplotlib|triton)==' "$GPUOPT_ROOT/requirements-test.txt" |
+  grep -E '^(numpy|pytest|matplotlib|triton|pandas)==' "$GPUOPT_ROOT/requirements-test.txt" |
     xargs "$venv/bin/python" -m pip install -q >&2 || return 1
   if [ ! -f "$BUILD_DIR/install/lib/cmake/GpuOpt/GpuOptConfig.cmake" ]; then
     echo "gpu-opt: no installed gpu-opt in $BUILD_DIR/install for the Python" \

@@ -220,14 +220,15 @@ class _CallState:
 # The compiled program
 # ---------------------------------------------------------------------------
 
-def _tensors_cloned(obj):
+def clone_tensors(obj):
+    """obj with every tensor in it (lists, tuples, dict values) cloned."""
     import torch
     if isinstance(obj, torch.Tensor):
         return obj.clone()
     if isinstance(obj, (list, tuple)):
-        return type(obj)(_tensors_cloned(o) for o in obj)
+        return type(obj)(clone_tensors(o) for o in obj)
     if isinstance(obj, dict):
-        return {k: _tensors_cloned(v) for k, v in obj.items()}
+        return {k: clone_tensors(v) for k, v in obj.items()}
     return obj
 
 
@@ -370,7 +371,7 @@ class FusedProgram:
     # -- choosing ------------------------------------------------------------
     def _time(self, fn, args, kwargs):
         import torch
-        args, kwargs = _tensors_cloned(args), _tensors_cloned(kwargs)
+        args, kwargs = clone_tensors(args), clone_tensors(kwargs)
         for _ in range(self.warmup):
             fn(*args, **kwargs)
         torch.cuda.synchronize()
@@ -391,7 +392,7 @@ class FusedProgram:
         else:
             variants["unfused"] = self.compiled
         for name, fn in variants.items():  # compile and warm each
-            fn(*_tensors_cloned(args), **_tensors_cloned(kwargs))
+            fn(*clone_tensors(args), **clone_tensors(kwargs))
         # Interleaved rounds, so that clocks and caches treat them alike.
         samples = {k: [] for k in variants}
         for _ in range(3):
@@ -408,12 +409,12 @@ class FusedProgram:
         if self.pairs is None:
             out = self.compiled(*args, **kwargs)  # compiles and autotunes, as torch.compile
             # Planned on copies: a program may update its inputs in place.
-            self._plan(_tensors_cloned(args), _tensors_cloned(kwargs))
+            self._plan(clone_tensors(args), clone_tensors(kwargs))
             return out
         if self.choice is None:
             # Each pair is built, checked and measured on copies of the
             # inputs; this call's results come from the program unchanged.
-            self._run_fused(_tensors_cloned(args), _tensors_cloned(kwargs))
+            self._run_fused(clone_tensors(args), clone_tensors(kwargs))
             if self.pairs:
                 self._choose(args, kwargs)
             else:
