@@ -177,6 +177,8 @@ class probes(contextlib.ContextDecorator):
         self.compiled = {}
         self.binaries = []
         self._by_ptx = {}
+        self._by_kernel = {}
+        self._devices = {}
         self.launches = []
         self.dropped_launches = 0
         self.events = []
@@ -340,6 +342,11 @@ class probes(contextlib.ContextDecorator):
             self._by_ptx[_digest(probe.probed_ptx)] = probe
 
     def _probe_of(self, ck):
+        """The CompiledProbe of a launched binary; its PTX is hashed at its
+        first launch only."""
+        probe = self._by_kernel.get(ck)
+        if probe is not None:
+            return probe
         ptx = ck.asm.get("ptx")
         probe = self._by_ptx.get(_digest(ptx)) if ptx else None
         if probe is None:
@@ -347,7 +354,19 @@ class probes(contextlib.ContextDecorator):
             # it from its cache, with the manifest in its metadata.
             probe = CompiledProbe(ck.name, None, ptx, ck.metadata.gpuopt_probe["manifest"])
             self._add_binary(probe)
+        self._by_kernel[ck] = probe
         return probe
+
+    def _device(self):
+        """The current GPU as a trace's "device" (read once per device)."""
+        import torch
+        index = torch.cuda.current_device()
+        if index not in self._devices:
+            dev = torch.cuda.get_device_properties(index)
+            self._devices[index] = {"name": dev.name,
+                                    "multiprocessors": dev.multi_processor_count,
+                                    "compute_capability": f"{dev.major}.{dev.minor}"}
+        return self._devices[index]
 
     # -- launch time ----------------------------------------------------------
     def _allocate(self, size, align, stream):
@@ -383,12 +402,8 @@ class probes(contextlib.ContextDecorator):
         num_ctas = getattr(ck.metadata, "num_ctas", 1) or 1
         gx, gy, gz = grid
         block = (ck.metadata.num_warps * 32, 1, 1)
-        import torch
-        dev = torch.cuda.get_device_properties(torch.cuda.current_device())
-        device = {"name": dev.name, "multiprocessors": dev.multi_processor_count,
-                  "compute_capability": f"{dev.major}.{dev.minor}"}
         launch = Launch(len(self.launches), probe, (gx * num_ctas, gy, gz), block,
-                        int(stream or 0), buffer, device)
+                        int(stream or 0), buffer, self._device())
         self.launches.append(launch)
         self.events.append({"event": "launch", "kernel": ck.name, "index": launch.index,
                             "grid": list(launch.grid), "block": list(block),
