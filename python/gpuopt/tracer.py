@@ -30,6 +30,12 @@ kernels are compiled, hence probed; Triton's cache for the run is private
 and are listed with the reason. PyTorch's eager kernels have no PTX and are
 not seen.
 
+A run that probes nothing (Triton not importable in the program's
+Python, no Triton kernel compiled, every kernel refused) says why on stderr;
+with --strict it exits with status 3 (unless the program itself failed).
+-p names a built-in probe (block_sched, dmat, gmem_bytes, program_progress,
+tensorop_count, warp_sched) or a YAML file, checked before the program starts.
+
 --benchmark times each probed kernel against its original at its first
 launch (both assembled from their PTX, launched through Triton's launcher on
 copies of the launch's tensors, CUDA events, median of --reps).
@@ -53,6 +59,48 @@ ANALYSES = {"block_sched": ("gpuopt.block_sched", True),
             "tensorop_count": ("gpuopt.totals", False)}
 
 CONFIG_VAR = "GPUOPT_TRACE_CONFIG"
+
+# gpu-opt's built-in probes (configs/probes/*.yaml, compiled into gpu-opt):
+# a -p that names none of them must be a YAML file.
+BUILTIN_PROBES = ("block_sched", "dmat", "gmem_bytes", "program_progress",
+                  "tensorop_count", "warp_sched")
+
+# Exit status of --strict when nothing was probed (the program's own status
+# wins when it failed).
+NOTHING_PROBED = 3
+
+
+def probe_specs(names):
+    """Each -p as the traced process gets it: a built-in name, or a YAML
+    file's absolute path. Raises ValueError naming the valid probes."""
+    specs = []
+    for p in names:
+        if p in BUILTIN_PROBES:
+            specs.append(p)
+        elif os.path.isfile(p):
+            specs.append(os.path.abspath(p))
+        else:
+            what = ("no such file" if p.endswith((".yaml", ".yml")) or os.sep in p
+                    else "not a built-in probe nor a YAML file")
+            raise ValueError(f"probe spec {p}: {what}; the built-in probes are "
+                             f"{', '.join(BUILTIN_PROBES)}")
+    return specs
+
+
+def nothing_probed(summary, kernel_filter=None):
+    """Why a run probed no kernel (lines for the terminal), or [] when it
+    probed one."""
+    if summary.get("error"):
+        return [f"no probes: {summary['error']}"]
+    kernels = summary.get("kernels", [])
+    if any(k.get("probed") for k in kernels):
+        return []
+    if not kernels:
+        which = (f"named by --kernel ({', '.join(kernel_filter)}) "
+                 if kernel_filter else "")
+        return [f"no Triton kernel {which}was compiled in the traced program "
+                f"(a PyTorch eager kernel has no PTX and is not seen)"]
+    return [f"kernel {k['kernel']} left unprobed: {k.get('reason')}" for k in kernels]
 
 
 def boot_dir():
@@ -79,19 +127,18 @@ def main(argv=None):
                     help="plots per kernel: its first and last launch (0: none)")
     ap.add_argument("--strict", action="store_true",
                     help="fail a kernel's compilation when it cannot be probed "
-                         "(default: run it unprobed and log why)")
+                         "(default: run it unprobed and log why), and exit with "
+                         f"status {NOTHING_PROBED} when nothing was probed (no Triton, "
+                         "no kernel compiled)")
     ap.add_argument("command", nargs=argparse.REMAINDER,
                     help="the program, e.g. python app.py")
     args = ap.parse_args(argv)
     if not args.command:
         ap.error("no command given (e.g. gpuopt-trace -p block_sched python app.py)")
-    probes_ = []
-    for p in args.probe:
-        if p.endswith((".yaml", ".yml")):
-            if not os.path.isfile(p):
-                ap.error(f"probe spec {p}: no such file")
-            p = os.path.abspath(p)
-        probes_.append(p)
+    try:
+        probes_ = probe_specs(args.probe)
+    except ValueError as e:
+        ap.error(str(e))
     run_dir = os.path.abspath(os.path.join(
         args.tracedir, time.strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}"))
     if os.path.exists(run_dir):
@@ -128,10 +175,16 @@ def main(argv=None):
         summary = json.load(f)
     print(f"gpuopt-trace: {run_dir}: {len(summary['kernels'])} kernels "
           f"({sum(1 for k in summary['kernels'] if k['probed'])} probed), "
-          f"{summary['launches']} launches recorded; exit status {rc}")
+          f"{summary['launches']} launches recorded; the program's exit status {rc}")
     for t in summary.get("timings", []):
         print(f"  {t['kernel']}: original {t['original_ms'] * 1e3:.1f} us, probed "
               f"{t['probed_ms'] * 1e3:.1f} us ({100 * t['overhead']:+.1f}%)")
+    why = nothing_probed(summary, args.kernel)
+    for line in why:
+        print(f"gpuopt-trace: {'error' if args.strict else 'warning'}: nothing probed: "
+              f"{line}", file=sys.stderr)
+    if why and args.strict and rc == 0:
+        return NOTHING_PROBED
     return rc
 
 

@@ -13,6 +13,9 @@ import pytest
 from gpuopt import tracer
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+# The traced process imports the gpuopt these tests import.
+PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(tracer.__file__)))
 
 
 def test_no_command_is_an_error(capsys):
@@ -28,6 +31,47 @@ def test_missing_spec_file_is_an_error(tmp_path, capsys):
     assert "no such file" in capsys.readouterr().err
 
 
+def test_unknown_probe_name_is_an_error_before_the_program_runs(tmp_path, capsys):
+    mark = tmp_path / "ran"
+    with pytest.raises(SystemExit) as e:
+        tracer.main(["-p", "block_sched", "-p", "blok_sched", "--tracedir",
+                     str(tmp_path / "traces"), sys.executable, "-c",
+                     f"open({str(mark)!r}, 'w')"])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert "probe spec blok_sched: not a built-in probe nor a YAML file" in err
+    assert "block_sched, dmat, gmem_bytes, program_progress, tensorop_count, warp_sched" in err
+    assert not mark.exists() and not (tmp_path / "traces").exists()
+
+
+def test_probe_spec_file_without_yaml_suffix(tmp_path):
+    spec = tmp_path / "my_probe.spec"
+    spec.write_text("name: x\n")
+    assert tracer.probe_specs(["gmem_bytes", str(spec)]) == ["gmem_bytes", str(spec)]
+
+
+def test_builtin_probes_are_configs_probes():
+    # gpu-opt compiles in configs/probes/*.yaml, by file stem.
+    d = os.path.join(ROOT, "configs", "probes")
+    if not os.path.isdir(d):
+        pytest.skip("no source tree")
+    names = sorted(f[:-len(".yaml")] for f in os.listdir(d) if f.endswith(".yaml"))
+    assert list(tracer.BUILTIN_PROBES) == names
+
+
+def test_reasons_for_nothing_probed():
+    assert tracer.nothing_probed({"error": "gpuopt.triton needs Triton", "kernels": []}) \
+        == ["no probes: gpuopt.triton needs Triton"]
+    assert "no Triton kernel named by --kernel (k) was compiled" in \
+        tracer.nothing_probed({"kernels": []}, ["k"])[0]
+    assert tracer.nothing_probed({"kernels": [
+        {"kernel": "a", "probed": False, "reason": "Proton"}]}) == \
+        ["kernel a left unprobed: Proton"]
+    assert tracer.nothing_probed({"kernels": [
+        {"kernel": "a", "probed": False, "reason": "Proton"},
+        {"kernel": "b", "probed": True, "reason": None}]}) == []
+
+
 def run_traced(tmp_path, program, *extra):
     prog = tmp_path / "prog.py"
     prog.write_text(program)
@@ -35,7 +79,8 @@ def run_traced(tmp_path, program, *extra):
     user_site.mkdir()
     (user_site / "sitecustomize.py").write_text(
         "import os\nopen(os.environ['USER_SITE_MARK'], 'w').write('ran')\n")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(user_site), HERE]),
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(user_site), HERE,
+                                                       PACKAGE_PARENT]),
                USER_SITE_MARK=str(tmp_path / "mark"))
     r = subprocess.run([sys.executable, "-m", "gpuopt.tracer", "-p", "block_sched",
                         "--tracedir", str(tmp_path / "traces"), *extra,
@@ -53,9 +98,31 @@ def test_traced_program_without_triton_kernels(tmp_path):
     summary = json.loads((run / "summary.json").read_text())
     assert summary["kernels"] == [] and summary["launches"] == 0
     events = [json.loads(line) for line in (run / "events.jsonl").read_text().splitlines()]
-    assert [e["event"] for e in events][0] == "start"
-    assert events[-1]["event"] == "stop"
+    if summary.get("error"):  # no Triton here: the program ran unprobed
+        assert [e["event"] for e in events] == ["error"]
+        assert events[0]["message"] == f"no probes: {summary['error']}"
+    else:
+        assert [e["event"] for e in events][0] == "start"
+        assert events[-1]["event"] == "stop"
     assert (tmp_path / "mark").read_text() == "ran"  # the user's sitecustomize
+    # Nothing was probed, and the terminal says why (not only events.jsonl).
+    assert "gpuopt-trace: warning: nothing probed: " in r.stderr
+    if summary.get("error"):  # no Triton here
+        assert f"no probes: {summary['error']}" in r.stderr
+    else:
+        assert "no Triton kernel was compiled" in r.stderr
+
+
+def test_strict_exits_non_zero_when_nothing_is_probed(tmp_path):
+    r, run = run_traced(tmp_path, "print('hello')\n", "--strict")
+    assert "hello" in r.stdout
+    assert r.returncode == tracer.NOTHING_PROBED, r.stderr
+    assert "gpuopt-trace: error: nothing probed: " in r.stderr
+
+
+def test_strict_keeps_the_programs_own_failure(tmp_path):
+    r, run = run_traced(tmp_path, "import sys; sys.exit(5)\n", "--strict")
+    assert r.returncode == 5, r.stderr
 
 
 def test_traced_program_compiling_triton_kernels(tmp_path):
