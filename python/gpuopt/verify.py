@@ -162,18 +162,54 @@ def kernel_command(gpu_run, spec, module=None, manifest=None):
     return cmd
 
 
+def _is_uint(v):
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+def check_kernel_spec(k, where):
+    """Raises VerifyError where a run spec's kernel (JSON path `where`, e.g.
+    "pair.json: kernels[0]") has a field of the wrong form, worded as
+    gpu-run's run spec reader (and gpuopt.run) words it."""
+    if not isinstance(k, dict):
+        raise VerifyError(f"{where}: expected an object")
+    for key in ("module", "args"):
+        if key not in k:
+            raise VerifyError(f"{where}.{key}: missing")
+    for key in ("module", "label", "kernel", "manifest"):
+        if key in k and not isinstance(k[key], str):
+            raise VerifyError(f"{where}.{key}: expected a string")
+    for key in ("grid", "block"):
+        if key not in k:
+            continue
+        dims = k[key]
+        if not isinstance(dims, list) or not 1 <= len(dims) <= 3:
+            raise VerifyError(f"{where}.{key}: expected an array of 1 to 3 positive "
+                              f"integers")
+        for i, d in enumerate(dims):
+            if not _is_uint(d):
+                raise VerifyError(f"{where}.{key}[{i}]: expected an unsigned integer")
+            if d == 0:
+                raise VerifyError(f"{where}.{key}: dimensions must be positive")
+    if "smem" in k and not _is_uint(k["smem"]):
+        raise VerifyError(f"{where}.smem: expected an unsigned integer")
+    if not isinstance(k["args"], list) or not all(isinstance(a, str) for a in k["args"]):
+        raise VerifyError(f"{where}.args: expected an array of argument specs")
+
+
 def load_spec(path):
-    """[(label, kernel spec)] of a gpu-run run spec's kernels."""
+    """[(label, kernel spec)] of a gpu-run run spec's kernels. A kernel
+    without "module" or "args", or with a grid, block, smem or args that
+    gpu-run would reject, is a VerifyError naming its JSON path."""
     with open(path) as f:
         spec = json.load(f)
     kernels = spec.get("kernels") if isinstance(spec, dict) else None
     if not kernels:
         raise VerifyError(f"{path}: no \"kernels\"")
+    if not isinstance(kernels, list):
+        raise VerifyError(f"{path}: kernels: expected an array of kernel specs")
     out = []
     for i, k in enumerate(kernels):
-        for key in ("module", "args"):
-            if key not in k:
-                raise VerifyError(f"{path}: kernel {i} has no {key!r}")
+        check_kernel_spec(k, f"{path}: kernels[{i}]")
         out.append((k.get("label") or k.get("kernel") or f"k{i}", k))
     return out
 

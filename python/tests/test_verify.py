@@ -235,6 +235,34 @@ def test_cli(tmp_path, gpu_run, monkeypatch, capsys):
     assert "gpu-run not found: pass --gpu-run PATH, set $GPUOPT_BIN_DIR" in err
 
 
+@pytest.mark.parametrize("field, value, message", [
+    ("grid", 4096, "kernels[1].grid: expected an array of 1 to 3 positive integers"),
+    ("grid", [], "kernels[1].grid: expected an array of 1 to 3 positive integers"),
+    ("block", [128, "1"], "kernels[1].block[1]: expected an unsigned integer"),
+    ("block", [0], "kernels[1].block: dimensions must be positive"),
+    ("smem", -1, "kernels[1].smem: expected an unsigned integer"),
+    ("args", "buf:u32:8:out", "kernels[1].args: expected an array of argument specs"),
+    ("module", None, "kernels[1].module: missing"),
+])
+def test_cli_refuses_a_malformed_spec_as_gpu_run_does(tmp_path, gpu_run, capsys, field,
+                                                      value, message):
+    # gpuopt.run and gpu-run --spec refuse these with the same JSON path and
+    # words (lib/Runtime/RunSpec.cpp); verify used to crash on "grid": 4096.
+    orig = originals(tmp_path)
+    kernels = [k for _, k in orig]
+    if value is None:
+        del kernels[1][field]
+    else:
+        kernels[1][field] = value
+    spec = tmp_path / "pair.json"
+    spec.write_text(json.dumps({"kernels": kernels}))
+    ptx, man = fused_manifest(tmp_path, "f", [3, 4, 5], [0, 1, 2], params=6)
+    assert vf.main(["--spec", str(spec), "--module", ptx, "--manifest", man,
+                    "--gpu-run", gpu_run.path]) == 2
+    assert capsys.readouterr().err == f"verify: error: {spec}: {message}\n"
+    assert gpu_run.calls() == []
+
+
 def test_module_help():
     r = subprocess.run([sys.executable, "-m", "gpuopt.verify", "--help"],
                        capture_output=True, text=True)
