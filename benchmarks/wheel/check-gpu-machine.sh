@@ -11,13 +11,17 @@
 #   --steps LIST     which of a,b,c,d to run (default: a,b,c,d; step 0 always runs)
 #   --budget SECONDS stop starting steps past this many seconds (default 480);
 #                    each step also has a time limit of its own
+#   --ptxas-env      export PTXAS=Triton's bundled ptxas (and put it first on
+#                    PATH) for every step; default: leave $PTXAS unset, so that
+#                    the tools find Triton's ptxas themselves (a ptxas of
+#                    another origin on PATH fails step 0)
 #
 # Steps (each prints "[STEP] PASS|FAIL: reason", logs under OUT_DIR/STEP-*/,
 # and the script goes on past a failure; exit status 1 if any failed):
 #   0  nvidia-smi -L and the versions of Python, PyTorch, Triton, numpy, cupy;
 #      `pip install --no-deps --target SITE WHEEL`; the CUDA toolkit hidden
 #      (/usr/local/cuda* out of PATH and LD_LIBRARY_PATH; CUDA_HOME, CUDA_PATH,
-#      ... unset; PTXAS = Triton's bundled ptxas); PATH=SITE/bin:...,
+#      ... unset); PATH=SITE/bin:...,
 #      PYTHONPATH=SITE; gpuopt, gpuopt._core and gpuopt._runtime import from
 #      SITE; ldd of every ELF under SITE names no LLVM, MLIR, yaml-cpp, z3, ICU
 #      or libxml2 library and nothing "not found"; gpu-opt --version,
@@ -53,13 +57,14 @@ set -uo pipefail
 
 usage() { sed -n '2,/^set -uo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; }
 
-DRY=0 SITE="" STEPS="a b c d" BUDGET=480
+DRY=0 SITE="" STEPS="a b c d" BUDGET=480 PTXAS_ENV=0
 while [ $# -gt 0 ]; do
   case $1 in
     --dry-run) DRY=1; shift ;;
     --site) SITE=${2:?--site needs a folder}; shift 2 ;;
     --steps) STEPS=${2:?--steps needs a list}; STEPS=${STEPS//,/ }; shift 2 ;;
     --budget) BUDGET=${2:?--budget needs seconds}; shift 2 ;;
+    --ptxas-env) PTXAS_ENV=1; shift ;;
     -h | --help) usage; exit 0 ;;
     --) shift; break ;;
     -*) echo "check-gpu-machine.sh: unknown option $1" >&2; usage >&2; exit 2 ;;
@@ -82,7 +87,7 @@ cd "$ROOT" || exit 2
 HERE=benchmarks/wheel
 PY=${PYTHON:-python3}
 T_START=$(date +%s)
-FAILED=0
+FAILED=0 TRITON_PTXAS=""
 
 if [ "$DRY" = 1 ]; then
   WORK=\$WORK
@@ -209,7 +214,7 @@ hide_toolkit() {
   LD_LIBRARY_PATH=$(without_cuda "${LD_LIBRARY_PATH:-}")
   unset CUDA_HOME CUDA_PATH CUDA_ROOT CUDA_TOOLKIT_ROOT_DIR CUDACXX NVCC_PREPEND_FLAGS
   # gpuopt's tools from the install only, its caches fresh.
-  unset GPUOPT_BIN_DIR GPUOPT_TRITON_FUSE_TOOL GPUOPT_TRITON_FUSE_CACHE TRITON_PTXAS_PATH
+  unset GPUOPT_BIN_DIR GPUOPT_TRITON_FUSE_TOOL GPUOPT_TRITON_FUSE_CACHE TRITON_PTXAS_PATH PTXAS
   export PATH="$SITE/bin:$PATH" PYTHONPATH=$SITE LD_LIBRARY_PATH
   [ -n "$LD_LIBRARY_PATH" ] || unset LD_LIBRARY_PATH
   export XDG_CACHE_HOME=$WORK/cache TRITON_CACHE_DIR=$WORK/triton-cache
@@ -229,27 +234,29 @@ step0() {
   echo "installed into $SITE; work folder $WORK"
   if [ "$DRY" = 1 ]; then
     echo "  (toolkit hidden: /usr/local/cuda* out of PATH and LD_LIBRARY_PATH;" \
-      "CUDA_HOME CUDA_PATH CUDA_ROOT ... unset; PATH=$SITE/bin:...; PYTHONPATH=$SITE)"
-    echo "  \$ export PTXAS=\$($PY $HERE/wheelcheck.py triton-ptxas)"
+      "CUDA_HOME CUDA_PATH CUDA_ROOT ... PTXAS unset; PATH=$SITE/bin:...; PYTHONPATH=$SITE)"
+    [ "$PTXAS_ENV" = 0 ] || echo "  \$ export PTXAS=\$($PY $HERE/wheelcheck.py triton-ptxas)"
   fi
   hide_toolkit
   if [ "$DRY" = 0 ]; then
-    PTXAS=$("$PY" "$HERE/wheelcheck.py" triton-ptxas 2>>"$LOG")
-    if [ -n "$PTXAS" ]; then
+    # Triton's bundled ptxas: what the tools should find by themselves, and
+    # what run.sh is given (it would take /usr/local/cuda/bin/ptxas otherwise).
+    TRITON_PTXAS=$("$PY" "$HERE/wheelcheck.py" triton-ptxas 2>>"$LOG")
+    [ -n "$TRITON_PTXAS" ] || problems+=("Triton's bundled ptxas not found")
+    if [ "$PTXAS_ENV" = 1 ] && [ -n "$TRITON_PTXAS" ]; then
       # Any lookup of ptxas on PATH finds Triton's too (a toolkit's ptxas may
       # be linked from a folder such as /usr/local/bin, which stays on PATH).
       mkdir -p "$WORK/ptxas-bin"
-      ln -sf "$PTXAS" "$WORK/ptxas-bin/ptxas"
-      export PTXAS PATH="$WORK/ptxas-bin:$PATH"
-    else
-      unset PTXAS
-      problems+=("Triton's bundled ptxas not found")
+      ln -sf "$TRITON_PTXAS" "$WORK/ptxas-bin/ptxas"
+      export PTXAS=$TRITON_PTXAS PATH="$WORK/ptxas-bin:$PATH"
     fi
     {
       echo "PATH=$PATH"
       echo "LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}"
       echo "PYTHONPATH=$PYTHONPATH"
-      echo "PTXAS=${PTXAS:-}"
+      local unset_note="(unset: the tools find Triton's ptxas themselves)"
+      echo "PTXAS=${PTXAS:-$unset_note}"
+      echo "Triton's ptxas: ${TRITON_PTXAS:-none}"
     } | tee -a "$LOG"
   fi
   SHOW=1 x "$LOG" 120 "$PY" "$HERE/wheelcheck.py" env --site "$SITE" \
@@ -298,7 +305,9 @@ stepa() {
   x "$LOG" 60 "$PY" "$HERE/wheelcheck.py" manifest-check "$STEP_DIR/pair.json" "$STEP_DIR/pair.cubin" ||
     problems+=("$(helper_reason "$LOG")")
   nvcc_isa=$(sed -n 's/^\.version[[:space:]]*\([0-9.]*\).*/\1/p' examples/gpu-dialect/pair.nvcc.ptx | head -n 1)
-  if [ "$DRY" = 0 ] && "$PY" "$HERE/wheelcheck.py" triton-ptxas --isa "$nvcc_isa" >>"$LOG" 2>&1; then
+  # run.sh assembles nvcc's PTX with $PTXAS: a bundled ptxas that reads it.
+  local run_ptxas=""
+  if [ "$DRY" = 0 ] && run_ptxas=$("$PY" "$HERE/wheelcheck.py" triton-ptxas --isa "$nvcc_isa" 2>>"$LOG"); then
     ptxas_ok=1
   fi
   if [ "$DRY" = 1 ]; then
@@ -317,7 +326,7 @@ stepa() {
         ln -s "$(command -v $t)" "$bin/$t"
       done
     fi
-    x "$LOG" 240 env BIN="$bin" SEED="$((T_START % 1000000))" \
+    x "$LOG" 240 env BIN="$bin" PTXAS="${run_ptxas:-\$TRITON_PTXAS}" SEED="$((T_START % 1000000))" \
       bash "$tree/examples/gpu-dialect/run.sh" all "$ex" || problems+=("run.sh failed")
     if [ "$DRY" = 0 ]; then
       if cmp -s "$STEP_DIR/pair.cubin" "$ex/fused.probed.cubin"; then

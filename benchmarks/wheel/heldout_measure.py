@@ -22,7 +22,8 @@ times (the cache entry) go to DIR/result.json and DIR/details.md.
 ptxas: strategy=auto needs ptxas's resource report of each kernel; the
 held-out Triton kernels are PTX ISA 8.8, so the first of Triton's bundled
 ptxas binaries (ptxas, then ptxas-blackwell) that reads that version is
-passed as ptxas= (and named in the report).
+passed as ptxas= when it is not the one the tools find by themselves (Triton's
+default ptxas); the report names the ptxas used.
 """
 
 import argparse
@@ -227,14 +228,25 @@ def main(argv=None):
             ptxas, notes = wheelcheck.pick_ptxas(isa, d)
     for n in notes:
         print(f"ptxas: {n}", flush=True)
+    # The tools find Triton's default ptxas themselves ($PTXAS, else its
+    # package folder); ptxas= only where that one cannot read the pair's PTX.
+    cands = wheelcheck.triton_ptxas_candidates()
+    default = os.environ.get("PTXAS") or (cands[0] if cands else None)
+    given = ptxas if args.ptxas or (ptxas and default and
+                                    os.path.realpath(ptxas) != os.path.realpath(default)) else None
+    ptxas_note = (f"ptxas= `{wheelcheck._rel_triton(given)}` ({wheelcheck.ptxas_version(given)}): "
+                  f"the default one cannot read PTX ISA {isa}" if given else
+                  f"the tools' own ptxas (Triton's `{wheelcheck._rel_triton(default)}`, "
+                  f"{wheelcheck.ptxas_version(default) if default else '-'})")
+    print(f"ptxas used: {ptxas_note}", flush=True)
     print(f"pair {pair['id']} ({pair['category']}): "
           + " + ".join(f"{k['label']} {dims(k['grid'])} x {dims(k['block'])}"
                        for k in pair["kernels"]) + f"; PTX ISA {isa}; ptxas {ptxas}", flush=True)
 
     calls = []
-    opts = hfuse_options(pair, spec_path, os.path.join(out, "cache-py"), ptxas)
+    opts = hfuse_options(pair, spec_path, os.path.join(out, "cache-py"), given)
     calls.append(("in process", in_process(pair, opts, out)))
-    opts = hfuse_options(pair, spec_path, os.path.join(out, "cache-cli"), ptxas)
+    opts = hfuse_options(pair, spec_path, os.path.join(out, "cache-cli"), given)
     calls.append(("gpu-opt", with_tool(pair, opts, out, "cli")))
     calls.append(("gpu-opt, cached", with_tool(pair, opts, out, "cli-again")))
     for name, rec in calls:
@@ -265,10 +277,9 @@ def main(argv=None):
     md = [f"Pair `{pair['id']}` ({pair['category']}) of `benchmarks/heldout/pairs.json`: "
           + " + ".join(f"`{k['label']}` (grid {dims(k['grid'])}, block {dims(k['block'])}, "
                        f"smem {k['smem']})" for k in pair["kernels"])
-          + f"; run spec from `benchmarks/heldout/specs.py`; PTX ISA {isa}, ptxas "
-          f"`{wheelcheck._rel_triton(ptxas)}` ({wheelcheck.ptxas_version(ptxas) if ptxas else '-'}).",
-          "", f"Options: `--hfuse=\"{hfuse_text(hfuse_options(pair, 'run.json', 'DIR'))}\"`"
-          " (plus `ptxas=`)", "",
+          + f"; run spec from `benchmarks/heldout/specs.py`; PTX ISA {isa}; {ptxas_note}.",
+          "", f"Options: `--hfuse=\"{hfuse_text(hfuse_options(pair, 'run.json', 'DIR', given))}\"`",
+          "",
           "| call | decision | seconds |", "| --- | --- | ---: |"]
     for name, rec in calls:
         md.append(f"| {name} | {rec['decision'] or 'FAILED: ' + str(rec['problem'])} | "

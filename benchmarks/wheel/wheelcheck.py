@@ -249,9 +249,11 @@ def gather_env(site=None):
     if info["ptxas_on_path"] and not any(
             os.path.realpath(info["ptxas_on_path"]) == os.path.realpath(p) for p in triton_ptxas):
         problems.append(f"ptxas on PATH is {info['ptxas_on_path']}, not Triton's")
-    if not info["PTXAS"] or not any(
+    if info["PTXAS"] and not any(
             os.path.realpath(info["PTXAS"]) == os.path.realpath(p) for p in triton_ptxas):
         problems.append(f"$PTXAS ({info['PTXAS']}) is not Triton's bundled ptxas")
+    if not triton_ptxas:
+        problems.append("no ptxas in Triton's backends/nvidia/bin")
     if info["PTXAS"]:
         info["PTXAS_version"] = ptxas_version(info["PTXAS"])
     info["triton_ptxas"] = {p: ptxas_version(p) for p in triton_ptxas_candidates()}
@@ -620,10 +622,13 @@ def build_summary(out, wheel=None, command=None):
         md.append(f"- Software: Python {env.get('python')}, PyTorch {env.get('torch')} "
                   f"(CUDA {env.get('torch_cuda')}), Triton {env.get('triton')}, numpy "
                   f"{env.get('numpy')}, cupy {env.get('cupy')}")
+        tp = env.get("triton_ptxas") or {}
+        how = (f"$PTXAS = Triton's `{_rel_triton(env['PTXAS'])}` ({env.get('PTXAS_version')})"
+               if env.get("PTXAS") else "$PTXAS unset: the tools find Triton's ptxas themselves")
         md.append("- Environment: CUDA toolkit hidden (no /usr/local/cuda on PATH or "
                   "LD_LIBRARY_PATH, " + ", ".join(f"${k}" for k in CUDA_VARS) + " unset; nvcc on "
-                  f"PATH: {env.get('nvcc_on_path') or 'none'}); ptxas: Triton's "
-                  f"`{_rel_triton(env.get('PTXAS'))}` ({env.get('PTXAS_version')})")
+                  f"PATH: {env.get('nvcc_on_path') or 'none'}); {how}; Triton's ptxas: "
+                  + (", ".join(f"`{_rel_triton(p)}` {v}" for p, v in tp.items()) or "none"))
         for w in env.get("warnings", []):
             md.append(f"- Note: {w}")
         md.append(f"- Date: {env.get('date')}")
