@@ -7,11 +7,14 @@
     probed.write("fused.ptx", manifest="fused.json")
     report = gpuopt.run({"kernels": [...]})
 
-`Module.fuse(**options)` runs gpu-opt's `--hfuse` pipeline with those
-options, `Module.probe(...)` its `--probe` pipeline, `Module.run_passes`
-any pipeline; each returns a new Module and leaves its own unchanged, also
-when it fails. Failures raise `gpuopt.Error` with the first error's file,
-line and column (a PTX input's or a probe spec's) and every diagnostic.
+`Module.fuse(strategy=..., kernels=..., ...)` runs gpu-opt's `--hfuse`
+pipeline with those options, `Module.probe(...)` its `--probe` pipeline,
+`Module.run_passes` any pipeline; each returns a new Module and leaves its
+own unchanged, also when it fails. Failures raise a `gpuopt.Error`
+(gpuopt.errors): `CompileError` with the first error's file, line and
+column (a PTX input's or a probe spec's) and every diagnostic, `RunError`
+from gpuopt.run, `OptionError`/`OptionTypeError` for bad arguments. The
+compiler's warnings are also issued as `gpuopt.CompilerWarning`s.
 
 The compiler is the extension gpuopt._core, which links the LLVM and MLIR
 libraries the package was built against; gpuopt.run is gpuopt._runtime,
@@ -19,10 +22,22 @@ which needs neither (a GPU machine without LLVM runs it). See
 docs/python.md.
 """
 
-import collections
+from __future__ import annotations
+
+import difflib
+import functools
+import inspect
 import json
+import numbers
 import os
+import sys
 import tempfile
+import warnings
+from typing import Optional, Sequence, Union
+
+from .errors import (CompileError, CompilerWarning, Diagnostic, Error,  # noqa: F401
+                     OptionError, OptionTypeError, RunError, ToolNotFound,
+                     _diagnostic, _diagnostic_text)
 
 try:
     from . import _core
@@ -36,55 +51,9 @@ except ImportError as e:
     _runtime = None
     _runtime_error = e
 
-Diagnostic = collections.namedtuple(
-    "Diagnostic", ["severity", "file", "line", "col", "message"], module="gpuopt")
-Diagnostic.__doc__ = """One diagnostic: severity ("error", "warning",
-"remark" or "note"), file, line and col (None, None, None without a source
-position) and message."""
-
-
-def _diagnostic(d):
-    severity, file, line, col, message = d
-    if not file:
-        file = line = col = None
-    return Diagnostic(severity, file, line, col, message)
-
-
-class Error(Exception):
-    """A failed compile or run: `message`, and `file`, `line`, `col` of the
-    first error (None where it has no position); `diagnostics`, every
-    diagnostic of the call (Diagnostic tuples)."""
-
-    def __init__(self, message, file=None, line=None, col=None,
-                 diagnostics=()):
-        self.message = message
-        self.file = file
-        self.line = line
-        self.col = col
-        self.diagnostics = list(diagnostics)
-        super().__init__(message)
-
-    @classmethod
-    def from_diagnostics(cls, diagnostics):
-        diagnostics = [_diagnostic(d) for d in diagnostics]
-        first = next((d for d in diagnostics if d.severity == "error"),
-                     diagnostics[0] if diagnostics else
-                     Diagnostic("error", None, None, None, "failed"))
-        return cls(first.message, first.file, first.line, first.col,
-                   diagnostics)
-
-    def __str__(self):
-        lines = []
-        for d in self.diagnostics or [Diagnostic("error", self.file,
-                                                 self.line, self.col,
-                                                 self.message)]:
-            where = f"{d.file}:{d.line}:{d.col}: " if d.file else ""
-            lines.append(f"{where}{d.severity}: {d.message}")
-        return "\n".join(lines)
-
-
-# Shown as the package's names (gpuopt re-exports them).
-Error.__module__ = "gpuopt"
+# A launch shape (blocks=, grids=): 256, "16x4" or (16, 4).
+Dims = Union[int, str, Sequence[int]]
+PathLike = Union[str, "os.PathLike[str]"]
 
 
 def _compiler():
@@ -96,27 +65,111 @@ def _compiler():
     return _core
 
 
-def _option_value(value):
-    """A pass option's value as pass pipelines spell it."""
+def _is_int(value):
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def _scalar_text(value):
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, (list, tuple)):
-        return ",".join(_option_value(v) for v in value)
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
     text = str(value)
     if any(c in text for c in " \t\n{}\"',="):
         if '"' in text:
-            raise ValueError(f"pass option value with a '\"': {text!r}")
+            raise OptionError(f"pass option value with a '\"': {text!r}")
         return f'"{text}"'
     return text
 
 
+def _option_value(value):
+    """A pass option's value as pass pipelines spell it: booleans true/false;
+    a list or tuple is the option's list (one value per kernel), joined by
+    ','; inside it, a list or tuple of integers is one dims value, joined by
+    'x' (blocks=[(256, 1, 1), (16, 4)] is `blocks=256x1x1,16x4`, as gpu-opt
+    --hfuse spells shapes)."""
+    if not isinstance(value, (list, tuple)):
+        return _scalar_text(value)
+    items = []
+    for item in value:
+        if isinstance(item, (list, tuple)):
+            if not item or not all(_is_int(d) for d in item):
+                raise OptionTypeError(
+                    f"a dims value is a list or tuple of integers (256, 1, 1), "
+                    f"not {item!r}")
+            items.append("x".join(str(int(d)) for d in item))
+        else:
+            items.append(_scalar_text(item))
+    return ",".join(items)
+
+
 def _pass(name, options):
     """`name{key=value ...}` from keyword options: underscores become dashes
-    (runtime_shapes -> runtime-shapes), lists are joined by ',', booleans
-    are true/false; None leaves an option out."""
+    (runtime_shapes -> runtime-shapes), lists are joined by ',' (_option_value),
+    booleans are true/false; None leaves an option out."""
     parts = [f"{key.replace('_', '-')}={_option_value(value)}"
              for key, value in options.items() if value is not None]
     return f"{name}{{{' '.join(parts)}}}" if parts else name
+
+
+# The kind of each keyword option of Module.fuse and Module.probe, checked
+# before the pipeline is built: "str" (also a path), "int", "float",
+# "bool", "list" (a list or tuple of values, one per kernel, or one value).
+_KIND_CHECKS = {
+    "str": (lambda v: isinstance(v, (str, os.PathLike)), "a string"),
+    "int": (_is_int, "an integer"),
+    "float": (lambda v: isinstance(v, numbers.Real) and not isinstance(v, bool),
+              "a number"),
+    "bool": (lambda v: isinstance(v, bool), "True or False"),
+    "list": (lambda v: isinstance(v, (list, tuple, str, numbers.Real, os.PathLike)),
+             "a list (one value per kernel)"),
+}
+
+
+def _check_options(call, kinds, options):
+    for key, value in options.items():
+        if value is None:
+            continue
+        ok, what = _KIND_CHECKS[kinds[key]]
+        if not ok(value):
+            raise OptionTypeError(f"{call}: {key} must be {what}, not "
+                                  f"{type(value).__name__} ({value!r})")
+
+
+def _keyword_options(method):
+    """Makes an unknown keyword of `method` an OptionTypeError (a TypeError)
+    that names it and the valid ones."""
+    params = list(inspect.signature(method).parameters.values())[1:]
+    valid = [p.name for p in params
+             if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
+    @functools.wraps(method)
+    def checked(self, *args, **kwargs):
+        unknown = [k for k in kwargs if k not in valid]
+        if unknown:
+            key = unknown[0]
+            close = difflib.get_close_matches(key.replace("-", "_"), valid, 1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise OptionTypeError(
+                f"Module.{method.__name__}() got an unknown option {key!r}{hint}; "
+                f"its options: {', '.join(valid)}")
+        return method(self, *args, **kwargs)
+    return checked
+
+
+def _made(core_module):
+    """The Module of a compiler call's result; the call's warnings go through
+    Python's warnings module (CompilerWarning), once, pointing at the first
+    caller outside this file."""
+    module = Module(core_module)
+    found = [d for d in module.diagnostics if d.severity == "warning"]
+    if found:
+        frame, level = sys._getframe(0), 1
+        while frame is not None and frame.f_code.co_filename == __file__:
+            frame, level = frame.f_back, level + 1
+        for d in found:
+            warnings.warn(CompilerWarning(_diagnostic_text(d), d), stacklevel=level)
+    return module
 
 
 class Module:
@@ -128,25 +181,150 @@ class Module:
 
     # Transformations.
 
-    def run_passes(self, pipeline):
+    def run_passes(self, pipeline: str) -> "Module":
         """Runs a pass pipeline (as gpu-opt's --pass-pipeline takes it, with
-        or without builtin.module(...)) on a copy; returns the copy."""
-        return Module(self._m.run_passes(pipeline))
+        or without builtin.module(...)) on a copy; returns the copy. The
+        pipeline's warnings are also issued as CompilerWarnings."""
+        if not isinstance(pipeline, str):
+            raise OptionTypeError(f"run_passes: the pipeline is a string, not "
+                                  f"{type(pipeline).__name__}")
+        return _made(self._m.run_passes(pipeline))
 
-    def fuse(self, **options):
-        """gpu-opt --hfuse with these options (strategy, kernels, blocks,
-        grids, smem, threads, ratio, runtime_shapes, config, name, ...):
-        the module with the fused kernel."""
+    _FUSE_OPTIONS = {
+        "strategy": "str", "kernels": "list", "blocks": "list", "grids": "list",
+        "runtime_shapes": "bool", "smem": "list", "threads": "list",
+        "resizable": "list", "ratio": "list", "replicas": "list",
+        "setmaxnreg": "list", "units": "int", "maxnreg": "int", "name": "str",
+        "config": "str", "profile": "str", "min_gain": "float",
+        "candidates_out": "str", "measure": "str", "measure_top": "int",
+        "cache": "str", "chip": "str", "ptxas": "str"}
+
+    @_keyword_options
+    def fuse(self, *,
+             strategy: Optional[str] = None,
+             kernels: Optional[Sequence[str]] = None,
+             blocks: Optional[Sequence[Dims]] = None,
+             grids: Optional[Sequence[Dims]] = None,
+             runtime_shapes: Optional[bool] = None,
+             smem: Optional[Sequence[int]] = None,
+             threads: Optional[Sequence[int]] = None,
+             resizable: Optional[Sequence[bool]] = None,
+             ratio: Optional[Sequence[int]] = None,
+             replicas: Optional[Sequence[int]] = None,
+             setmaxnreg: Optional[Sequence[int]] = None,
+             units: Optional[int] = None,
+             maxnreg: Optional[int] = None,
+             name: Optional[str] = None,
+             config: Optional[PathLike] = None,
+             profile: Optional[PathLike] = None,
+             min_gain: Optional[float] = None,
+             candidates_out: Optional[PathLike] = None,
+             measure: Optional[PathLike] = None,
+             measure_top: Optional[int] = None,
+             cache: Optional[PathLike] = None,
+             chip: Optional[str] = None,
+             ptxas: Optional[PathLike] = None) -> "Module":
+        """gpu-opt --hfuse: the module with the kernels fused into one.
+
+        Each keyword is the --hfuse option of that name (docs/fusion.md,
+        "Options"; underscores for dashes); None (the default) leaves it
+        out, so gpu-opt's default applies. List options take one value per
+        kernel, in the kernels' order; a shape is 256, "16x4" or a tuple
+        (16, 4).
+
+        strategy: "thread", "interleave", "dynamic", "sm_aware" or "auto"
+            (gpu-opt's default: the fusion model chooses).
+        kernels: the kernels to fuse, in order, each by its symbol, its
+            function name or its base name, optionally "MODULE::NAME";
+            default every .entry.
+        blocks: each kernel's block shape; needed without .reqntid.
+        grids: each kernel's grid (with runtime_shapes, only a default).
+        runtime_shapes: launch-agnostic: the fused kernel takes each kernel's
+            grid (and dynamic shared memory where the strategy allows) at
+            launch.
+        smem: each kernel's dynamic shared memory, in bytes.
+        threads: thread split: each kernel's threads.
+        resizable: each kernel: True if it is correct with any 1-D block
+            size where gpu-opt cannot show it.
+        ratio: interleave/dynamic/sm_aware: each kernel's blocks per period.
+        replicas: thread split: blocks of each kernel per fused block.
+        setmaxnreg: thread split on sm_90a: each kernel's registers per
+            thread (0: none).
+        units: dynamic/sm_aware: work units a fused block takes per ticket.
+        maxnreg: register cap of the fused kernel (0: none; -1: choose).
+        name: the fused .entry's name (and its ptx.module's).
+        config: a YAML fusion config (configs/hfuse/*.yaml) giving the above.
+        profile: a gpu-run --json report of each kernel's time alone, for the
+            model (without one, strategy="auto" warns that its choice is a
+            guess).
+        min_gain: auto: the predicted gain needed to fuse (0.10).
+        candidates_out: auto: write every candidate, ranked, as JSON here.
+        measure: auto: a gpu-run run spec of the kernels; with a GPU the top
+            candidates are checked and timed in process.
+        measure_top: auto with measure: how many candidates to measure (3).
+        cache: auto with measure: the folder of measured decisions ("none":
+            no cache).
+        chip, ptxas: the chip and the ptxas for resource reports.
+
+        The call's warnings are issued as CompilerWarnings, its remarks are
+        in the result's `remarks`. Raises CompileError (a gpuopt.Error) when
+        gpu-opt refuses, OptionTypeError (a TypeError) for an unknown keyword
+        or a value of the wrong kind.
+        """
+        options = {k: v for k, v in locals().items() if k in self._FUSE_OPTIONS}
+        _check_options("Module.fuse", self._FUSE_OPTIONS, options)
         return self.run_passes(_pass("hfuse", options))
 
-    def probe(self, spec, kernels=None, buffer="new-params",
-              keep_occupancy=True, chip=None, ptxas=None):
-        """gpu-opt --probe: `spec` is a built-in probe name, a YAML spec
-        file, YAML text (a string with a newline), or a list of them;
-        `kernels` the kernels to probe (default: every .entry); `buffer`
-        where the probe buffers go ("new-params", or "last-param": in the
-        kernel's last .u64 parameter)."""
-        specs = [spec] if isinstance(spec, str) else list(spec)
+    _PROBE_BUFFERS = ("new-params", "last-param")
+
+    @_keyword_options
+    def probe(self, spec: Union[PathLike, Sequence[PathLike]],
+              kernels: Optional[Sequence[str]] = None,
+              buffer: str = "new-params",
+              keep_occupancy: bool = True,
+              chip: Optional[str] = None,
+              ptxas: Optional[PathLike] = None) -> "Module":
+        """gpu-opt --probe: the module with probes inserted.
+
+        spec: a built-in probe name ("block_sched", "warp_sched",
+            "gmem_bytes", ...; configs/probes), a YAML spec file, YAML text
+            (a string with a newline; its errors then name a temporary
+            file), or a list of them.
+        kernels: the kernels to probe (default: every .entry), named as
+            fuse's kernels.
+        buffer: where the probe buffers go: "new-params" (one new parameter
+            per map) or "last-param" (the kernel's last .u64 parameter,
+            Triton's profile scratch).
+        keep_occupancy: ask ptxas for each kernel's registers before and
+            after probing, place the probes again where they cost registers,
+            and cap a kernel whose blocks per SM would drop (--probe-keep-
+            occupancy); False skips ptxas.
+        chip, ptxas: the chip and the ptxas for keep_occupancy.
+
+        Raises CompileError for an unknown probe or a bad spec (with the
+        YAML line), OptionError/OptionTypeError for bad arguments.
+        """
+        if isinstance(spec, (str, os.PathLike)):
+            specs = [spec]
+        elif isinstance(spec, (list, tuple)):
+            specs = list(spec)
+        else:
+            raise OptionTypeError(f"Module.probe: spec is a probe name, a YAML file or "
+                                  f"text, or a list of them, not {type(spec).__name__}")
+        for s in specs:
+            if not isinstance(s, (str, os.PathLike)):
+                raise OptionTypeError(f"Module.probe: a probe spec is a name, a path or "
+                                      f"YAML text, not {type(s).__name__} ({s!r})")
+        specs = [os.fspath(s) for s in specs]
+        if not specs:
+            raise OptionError("Module.probe: no probe spec given")
+        if buffer not in self._PROBE_BUFFERS:
+            raise OptionError(f"Module.probe: buffer must be 'new-params' or "
+                              f"'last-param', not {buffer!r}")
+        _check_options("Module.probe", {"kernels": "list", "keep_occupancy": "bool",
+                                        "chip": "str", "ptxas": "str"},
+                       {"kernels": kernels, "keep_occupancy": keep_occupancy,
+                        "chip": chip, "ptxas": ptxas})
         with tempfile.TemporaryDirectory(prefix="gpuopt-probe-") as tmp:
             for i, s in enumerate(specs):
                 if "\n" in s:
@@ -189,6 +367,8 @@ class Module:
         """Writes one ptx.module to `path` as PTX, or as a cubin when `path`
         ends in .cubin, and its manifest to `manifest` (naming the module
         relative to itself when both are in one folder, as gpu-opt does)."""
+        path = os.fspath(path)
+        manifest = os.fspath(manifest) if manifest is not None else None
         cubin = path.endswith(".cubin")
         data = self.to_cubin(chip, module) if cubin else self.to_ptx(module)
         text = None
@@ -226,7 +406,15 @@ class Module:
 
     @property
     def remarks(self):
+        """The diagnostics of severity "remark" (what a pass chose, e.g.
+        `hfuse: thread strategy as requested`)."""
         return [d for d in self.diagnostics if d.severity == "remark"]
+
+    @property
+    def warnings(self):
+        """The diagnostics of severity "warning", which the call that made
+        this module also issued as CompilerWarnings."""
+        return [d for d in self.diagnostics if d.severity == "warning"]
 
     def __str__(self):
         return str(self._m)
@@ -238,30 +426,74 @@ class Module:
 Module.__module__ = "gpuopt"
 
 
-def import_ptx(text, filename="<ptx>"):
+def _ptx_text(text, filename):
+    """One PTX text as str: bytes are decoded as UTF-8."""
+    if isinstance(text, str):
+        return text
+    if isinstance(text, (bytes, bytearray, memoryview)):
+        try:
+            return bytes(text).decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise OptionError(f"import_ptx: {filename}: the PTX is not UTF-8 text (byte "
+                              f"{e.start}: {bytes(text)[e.start:e.start + 1]!r}); PTX is "
+                              f"ASCII") from None
+    raise OptionTypeError(f"import_ptx: a PTX text is str or bytes, not "
+                          f"{type(text).__name__}")
+
+
+def import_ptx(text: Union[str, bytes, Sequence[Union[str, bytes]]],
+               filename: Union[PathLike, Sequence[PathLike]] = "<ptx>") -> Module:
     """A Module of PTX text, or of several (lists of texts and file names,
-    one ptx.module each, as gpu-opt a.ptx b.ptx makes). `filename` names the
-    text in errors and names its ptx.module (after its stem)."""
-    texts = [text] if isinstance(text, str) else list(text)
-    files = [filename] if isinstance(filename, str) else list(filename)
+    one ptx.module each, as gpu-opt a.ptx b.ptx makes). A text is str, or
+    bytes in UTF-8. `filename` names the text in errors and names its
+    ptx.module (after its stem). Raises CompileError for PTX gpu-opt cannot
+    read, OptionError/OptionTypeError for bad arguments."""
+    if isinstance(text, (str, bytes, bytearray, memoryview)):
+        texts = [text]
+    elif isinstance(text, (list, tuple)):
+        texts = list(text)
+    else:
+        raise OptionTypeError(f"import_ptx: text is str or bytes, or a list of them, "
+                              f"not {type(text).__name__}")
+    if isinstance(filename, (str, os.PathLike)):
+        files = [filename]
+    elif isinstance(filename, (list, tuple)):
+        files = list(filename)
+    else:
+        raise OptionTypeError(f"import_ptx: filename is a string, or a list of them, "
+                              f"not {type(filename).__name__}")
+    for f in files:
+        if not isinstance(f, (str, os.PathLike)):
+            raise OptionTypeError(f"import_ptx: a file name is a string, not "
+                                  f"{type(f).__name__}")
+    files = [os.fspath(f) for f in files]
     if len(files) != len(texts):
-        raise ValueError("import_ptx takes one file name per PTX text")
-    return Module(_compiler().import_ptx(texts, files))
+        raise OptionError(f"import_ptx takes one file name per PTX text ({len(texts)} "
+                          f"texts, {len(files)} file names)")
+    texts = [_ptx_text(t, f) for t, f in zip(texts, files)]
+    return _made(_compiler().import_ptx(texts, files))
 
 
-def load_ptx(*paths):
-    """import_ptx of PTX files."""
+def load_ptx(*paths: PathLike) -> Module:
+    """import_ptx of PTX files (read as UTF-8)."""
     texts = []
     for p in paths:
-        with open(p) as f:
+        with open(p, "rb") as f:
             texts.append(f.read())
-    return import_ptx(texts, [str(p) for p in paths])
+    return import_ptx(texts, [os.fspath(p) for p in paths])
 
 
-def parse_mlir(text, filename="<mlir>"):
+def parse_mlir(text: Union[str, bytes], filename: PathLike = "<mlir>") -> Module:
     """A Module of MLIR text (a builtin module of ptx.modules, as gpu-opt
     --emit=mlir writes it)."""
-    return Module(_compiler().parse_mlir(text, filename))
+    if isinstance(text, (bytes, bytearray, memoryview)):
+        try:
+            text = bytes(text).decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise OptionError(f"parse_mlir: {filename}: not UTF-8 text ({e})") from None
+    if not isinstance(text, str):
+        raise OptionTypeError(f"parse_mlir: text is str or bytes, not {type(text).__name__}")
+    return _made(_compiler().parse_mlir(text, os.fspath(filename)))
 
 
 _chdir_lock = None
@@ -273,13 +505,19 @@ def run(spec, workdir=None, device=0, occupancy_sweep=False, compare=None,
     process and returns the report (as `gpu-run --json` writes it). Relative
     paths in the spec are relative to `workdir` (default: the current
     directory). A kernel with a "trace" also gets "trace_maps": its probe
-    records as numpy structured arrays, by map name. Errors (no GPU or
-    driver included) raise gpuopt.Error with the runtime's message."""
+    records as numpy structured arrays, by map name. Errors (a bad spec, no
+    GPU or driver) raise RunError (a gpuopt.Error) with the runtime's
+    message."""
     global _chdir_lock
+    if isinstance(spec, str):
+        text = spec
+    elif isinstance(spec, dict):
+        text = json.dumps(spec)
+    else:
+        raise OptionTypeError(f"run: spec is a dict or JSON text, not {type(spec).__name__}")
     if _runtime is None:
         raise ImportError(f"gpuopt._runtime cannot be loaded: {_runtime_error}"
                           ) from _runtime_error
-    text = spec if isinstance(spec, str) else json.dumps(spec)
     if _chdir_lock is None:
         import threading
         _chdir_lock = threading.Lock()
@@ -292,7 +530,7 @@ def run(spec, workdir=None, device=0, occupancy_sweep=False, compare=None,
                 report = json.loads(_runtime.run(
                     text, device, occupancy_sweep, compare or "", tolerance))
             except _runtime.RunError as e:
-                raise Error(str(e)) from None
+                raise RunError(str(e)) from None
             for kernel in report.get("kernels", []):
                 if kernel.get("trace"):
                     from . import trace

@@ -2,7 +2,7 @@
 
 A tool is taken from, in order: the path the caller was given (a
 command-line option), $GPUOPT_BIN_DIR (a build's bin/ folder), PATH. When
-none has it, ToolNotFound says what to set.
+none has it, ToolNotFound (a gpuopt.Error) says what to set.
 """
 
 import argparse
@@ -12,11 +12,9 @@ import signal
 import subprocess
 import time
 
+from gpuopt.errors import ToolNotFound  # noqa: F401 (importable from here)
+
 BIN_DIR_ENV = "GPUOPT_BIN_DIR"
-
-
-class ToolNotFound(Exception):
-    pass
 
 
 def command_parser(prog, doc):

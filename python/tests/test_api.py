@@ -124,13 +124,54 @@ def test_runtime_shapes_option():
     assert fused.manifest["kernels"][0]["shape_params"]
 
 
+def test_fuse_takes_shapes_as_tuples():
+    m = gpuopt.load_ptx(os.path.join(HFUSE, "scale.ptx"), os.path.join(HFUSE, "tile.ptx"))
+    expected = m.fuse(**FUSE).to_ptx()
+    tuples = dict(FUSE, blocks=[(128, 1, 1), (16, 4)], grids=[(1000,), [8, 4]])
+    assert m.fuse(**tuples).to_ptx() == expected
+
+
+def test_fuse_unknown_option_is_a_type_error():
+    m = gpuopt.load_ptx(os.path.join(HFUSE, "scale.ptx"), os.path.join(HFUSE, "tile.ptx"))
+    with pytest.raises(TypeError, match="unknown option 'foo'.*strategy, kernels"):
+        m.fuse(**FUSE, foo=1)
+
+
+def test_model_guess_is_a_compiler_warning():
+    # strategy=auto without a profile warns that the model's choice is a guess.
+    import warnings
+    m = gpuopt.load_ptx(os.path.join(HFUSE, "scale.ptx"), os.path.join(HFUSE, "tile.ptx"))
+    options = dict(FUSE, strategy="auto", min_gain=-1.0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            fused = m.fuse(**options)
+        except gpuopt.CompileError as e:  # declined, or no ptxas here
+            pytest.skip(f"strategy=auto fails here: {e.message}")
+    guesses = [w for w in caught if issubclass(w.category, gpuopt.CompilerWarning)
+               and "the choice is a guess" in str(w.message)]
+    assert len(guesses) == 1 and guesses[0].filename == __file__
+    assert [d.message for d in fused.warnings] == [guesses[0].message.diagnostic.message]
+
+
+def test_import_ptx_bytes():
+    path = os.path.join(CORPUS, "nvcc", "histogram.ptx")
+    with open(path, "rb") as f:
+        data = f.read()
+    assert gpuopt.import_ptx(data, path).to_ptx() == gpuopt.import_ptx(read(path), path).to_ptx()
+    with pytest.raises(gpuopt.OptionError, match="not UTF-8"):
+        gpuopt.import_ptx(data + b"\xff", path)
+    with pytest.raises(TypeError, match="not int"):
+        gpuopt.import_ptx(7)
+
+
 def test_failed_fuse_leaves_module_unchanged():
     m = gpuopt.load_ptx(os.path.join(HFUSE, "scale.ptx"), os.path.join(HFUSE, "tile.ptx"))
     before = str(m)
-    with pytest.raises(gpuopt.Error) as e:
+    with pytest.raises(gpuopt.CompileError) as e:
         m.fuse(strategy="thread", kernels=["scale", "nosuch"], blocks=[128, "16x4"],
                grids=[1000, "8x4"], smem=[0, 64])
-    assert "nosuch" in e.value.message
+    assert "nosuch" in e.value.message and "nosuch" in str(e.value)
     assert e.value.diagnostics[0].severity == "error"
     assert str(m) == before
     assert m.kernels == ["scale", "tile"]
