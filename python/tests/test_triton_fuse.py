@@ -149,6 +149,13 @@ def test_scalars_packed_as_triton_packs_them():
         F.pack_scalar("f8E4M3", 1.0)
 
 
+def test_hfuse_text_spells_options_as_the_python_api():
+    # The gpu-opt command fallback writes what Module.fuse would pass.
+    assert F._hfuse_text({"blocks": [(256, 1, 1), 128], "smem": (0, 64),
+                          "runtime-shapes": True}) == \
+        "blocks=256x1x1,128 smem=0,64 runtime-shapes=true"
+
+
 def test_normalize_ptx_ignores_debug_information():
     body = ".version 8.7\n.target sm_90a\n.visible .entry k(\n.param .u64 k_param_0\n)\n{\n" \
            "\t.loc\t1 4 0 // @PATH@:4:0\n\tret;\n}\n"

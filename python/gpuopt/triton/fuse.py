@@ -572,11 +572,15 @@ class _Declined(Exception):
     pass
 
 
-def _option_text(value):
+def _option_text(value, nested=False):
+    """As gpuopt.api spells options: lists joined by ',', and inside a list
+    a list or tuple of integers is one shape, joined by 'x' (256x1x1)."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (list, tuple)):
-        return ",".join(_option_text(v) for v in value)
+        if nested:
+            return "x".join(str(int(v)) for v in value)
+        return ",".join(_option_text(v, True) for v in value)
     return str(value)
 
 
