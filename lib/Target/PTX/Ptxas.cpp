@@ -17,14 +17,59 @@
 #include "llvm/Support/Process.h"
 #include "llvm/Support/Program.h"
 
+#include "llvm/ADT/StringMap.h"
+
+#include <mutex>
+
+#include <dlfcn.h>
+
 using namespace mlir;
 using namespace gpuopt;
+
+/// The oldest CUDA release whose ptxas takes `version` (the inverse of
+/// getMaxPTXVersionOfCuda), as "MAJOR.MINOR".
+static std::string getCudaOfPTXVersion(PTXVersion version) {
+  for (unsigned major = 11; major <= 14; ++major)
+    for (unsigned minor = 0; minor <= 9; ++minor)
+      if (!(getMaxPTXVersionOfCuda({major, minor}) < version))
+        return std::to_string(major) + "." + std::to_string(minor);
+  return "newer";
+}
+
+/// The folders that may hold Python packages with a ptxas in them: those
+/// $GPUOPT_PYTHON_PATH names (the gpuopt package sets it to its sys.path),
+/// then the folder that holds the package this library was loaded from
+/// (site-packages/gpuopt/lib/libgpuopt.so in the wheel).
+static std::vector<std::string> getPythonPackageFolders() {
+  std::vector<std::string> folders;
+  if (std::optional<std::string> paths =
+          llvm::sys::Process::GetEnv("GPUOPT_PYTHON_PATH")) {
+    llvm::SmallVector<llvm::StringRef> parts;
+    llvm::StringRef(*paths).split(parts, ':', /*MaxSplit=*/-1,
+                                  /*KeepEmpty=*/false);
+    for (llvm::StringRef part : parts)
+      folders.push_back(part.str());
+  }
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void *>(&getPythonPackageFolders), &info) &&
+      info.dli_fname) {
+    llvm::SmallString<256> library(info.dli_fname);
+    if (!llvm::sys::fs::real_path(info.dli_fname, library))
+      folders.push_back(llvm::sys::path::parent_path(
+                            llvm::sys::path::parent_path(
+                                llvm::sys::path::parent_path(library)))
+                            .str());
+  }
+  return folders;
+}
 
 std::optional<std::string> gpuopt::findPtxas(const PtxasOptions &options) {
   if (!options.ptxasPath.empty())
     return options.ptxasPath;
-  if (std::optional<std::string> env = llvm::sys::Process::GetEnv("PTXAS"))
+  std::optional<std::string> env = llvm::sys::Process::GetEnv("PTXAS");
+  if (env && !env->empty())
     return *env;
+  // The CUDA toolkit.
   if (llvm::ErrorOr<std::string> found = llvm::sys::findProgramByName("ptxas"))
     return *found;
   for (const char *var : {"CUDA_HOME", "CUDA_PATH"}) {
@@ -37,7 +82,105 @@ std::optional<std::string> gpuopt::findPtxas(const PtxasOptions &options) {
   }
   if (llvm::sys::fs::can_execute("/usr/local/cuda/bin/ptxas"))
     return std::string("/usr/local/cuda/bin/ptxas");
+  // Triton's own (as Triton chooses it), then the ptxas of an installed
+  // Python package: Triton's bundled one, NVIDIA's wheels.
+  if (std::optional<std::string> triton =
+          llvm::sys::Process::GetEnv("TRITON_PTXAS_PATH"))
+    if (llvm::sys::fs::can_execute(*triton))
+      return *triton;
+  for (const std::string &folder : getPythonPackageFolders()) {
+    for (llvm::StringRef relative :
+         {"triton/backends/nvidia/bin/ptxas", "nvidia/cu13/bin/ptxas",
+          "nvidia/cuda_nvcc/bin/ptxas"}) {
+      llvm::SmallString<256> path(folder);
+      llvm::sys::path::append(path, relative);
+      if (llvm::sys::fs::can_execute(path))
+        return std::string(path);
+    }
+  }
   return std::nullopt;
+}
+
+std::optional<gpuopt::PTXVersion> gpuopt::getPtxasMaxPTXVersion(
+    llvm::StringRef ptxas) {
+  static std::mutex mutex;
+  static llvm::StringMap<std::optional<PTXVersion>> cache;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto [it, inserted] = cache.try_emplace(ptxas);
+  if (!inserted)
+    return it->second;
+  llvm::SmallString<128> logPath;
+  if (llvm::sys::fs::createTemporaryFile("gpu-opt-ptxas", "version", logPath))
+    return std::nullopt;
+  llvm::FileRemover removeLog(logPath);
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt, logPath.str(),
+                                                logPath.str()};
+  llvm::StringRef args[] = {ptxas, "--version"};
+  if (llvm::sys::ExecuteAndWait(ptxas, args, std::nullopt, redirects) != 0)
+    return std::nullopt;
+  auto buffer = llvm::MemoryBuffer::getFile(logPath);
+  if (!buffer)
+    return std::nullopt;
+  std::optional<PTXVersion> release =
+      parseCudaRelease((*buffer)->getBuffer());
+  if (release)
+    it->second = getMaxPTXVersionOfCuda(*release);
+  return it->second;
+}
+
+std::optional<gpuopt::PTXVersion>
+gpuopt::parseCudaRelease(llvm::StringRef versionText) {
+  // "Cuda compilation tools, release 12.8, V12.8.93"
+  size_t at = versionText.find("release ");
+  if (at == llvm::StringRef::npos)
+    return std::nullopt;
+  llvm::StringRef rest = versionText.drop_front(at + 8);
+  unsigned major = 0, minor = 0;
+  if (rest.consumeInteger(10, major) || !rest.consume_front(".") ||
+      rest.consumeInteger(10, minor))
+    return std::nullopt;
+  return PTXVersion{major, minor};
+}
+
+gpuopt::PTXVersion gpuopt::getMaxPTXVersionOfCuda(PTXVersion cuda) {
+  // The PTX ISA each CUDA release introduced (the PTX ISA manual's release
+  // notes): 11.y -> 7.y, 12.0-12.5 -> 8.0-8.5, 12.6 -> 8.5, 12.8 -> 8.7,
+  // 12.9 -> 8.8, 13.y -> 9.y.
+  if (cuda.major == 12) {
+    if (cuda.minor <= 5)
+      return {8, cuda.minor};
+    if (cuda.minor <= 7)
+      return {8, 5};
+    return {8, cuda.minor - 1};
+  }
+  if (cuda.major >= 11)
+    return {cuda.major - 4, cuda.minor};
+  return {cuda.major - 4, 0};
+}
+
+std::optional<gpuopt::PTXVersion>
+gpuopt::getPTXVersion(llvm::StringRef ptx) {
+  // The first directive: ".version 8.7" (comments before it are allowed).
+  size_t at = ptx.find(".version");
+  if (at == llvm::StringRef::npos)
+    return std::nullopt;
+  llvm::StringRef rest = ptx.drop_front(at + 8).ltrim(" \t");
+  unsigned major = 0, minor = 0;
+  if (rest.consumeInteger(10, major) || !rest.consume_front(".") ||
+      rest.consumeInteger(10, minor))
+    return std::nullopt;
+  return PTXVersion{major, minor};
+}
+
+/// `ptx` with its .version directive set to `version`.
+static std::string withPTXVersion(llvm::StringRef ptx, PTXVersion version) {
+  size_t at = ptx.find(".version");
+  size_t end = ptx.find_first_of("\r\n", at);
+  std::string result = ptx.take_front(at).str();
+  result += ".version " + std::to_string(version.major) + "." +
+            std::to_string(version.minor);
+  result += ptx.drop_front(end == llvm::StringRef::npos ? ptx.size() : end);
+  return result;
 }
 
 /// Runs ptxas on `ptx` with `options` and `moreArgs`, and returns the cubin;
@@ -54,6 +197,17 @@ static FailureOr<std::string> runPtxas(llvm::StringRef ptx,
                           "then pass --ptxas=<path>, set PTXAS or CUDA_HOME, "
                           "or put its bin directory on PATH"),
            failure();
+
+  // A ptxas older than the PTX: the PTX with the .version it takes, which
+  // assembles when the kernel uses nothing newer (ptxas says otherwise).
+  std::string lowered;
+  std::optional<PTXVersion> wanted = getPTXVersion(ptx);
+  std::optional<PTXVersion> supported = getPtxasMaxPTXVersion(*ptxas);
+  bool lowering = wanted && supported && *supported < *wanted;
+  if (lowering) {
+    lowered = withPTXVersion(ptx, *supported);
+    ptx = lowered;
+  }
 
   llvm::SmallString<128> input, output, logPath;
   for (auto [path, suffix] :
@@ -92,6 +246,17 @@ static FailureOr<std::string> runPtxas(llvm::StringRef ptx,
   };
   if (rc < 0)
     return emitError(loc, "cannot run ") << *ptxas << ": " << errorMessage,
+           failure();
+  if (rc != 0 && lowering)
+    return emitError(loc, "this PTX needs PTX ISA ")
+               << wanted->major << "." << wanted->minor << ", newer than "
+               << *ptxas << " takes (PTX ISA " << supported->major << "."
+               << supported->minor
+               << " at most); with its .version lowered to that, ptxas "
+                  "failed:\n"
+               << readLog()
+               << "\nUse a ptxas of CUDA " << getCudaOfPTXVersion(*wanted)
+               << " or newer (--ptxas=PATH or $PTXAS)",
            failure();
   if (rc != 0)
     return emitError(loc, "ptxas failed (exit code ") << rc << "):\n"

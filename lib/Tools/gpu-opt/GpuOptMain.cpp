@@ -50,6 +50,7 @@
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/ManagedStatic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
@@ -61,36 +62,53 @@ namespace {
 enum class Emit { MLIR, Bytecode, PTX, Cubin };
 } // namespace
 
-static cl::list<std::string> inputFilenames(cl::Positional,
-                                            cl::desc("<input files>"));
-static cl::opt<std::string> outputFilename("o", cl::desc("Output filename"),
-                                           cl::value_desc("filename"),
-                                           cl::init("-"));
-static cl::opt<Emit> emitKind(
-    "emit",
-    cl::desc("What to write (default: from the output file's extension: "
-             ".ptx, .cubin, .mlirbc, otherwise MLIR text); wins over the "
-             "extension"),
-    cl::values(clEnumValN(Emit::MLIR, "mlir", "MLIR text"),
-               clEnumValN(Emit::Bytecode, "bytecode", "MLIR bytecode"),
-               clEnumValN(Emit::PTX, "ptx", "PTX of one ptx.module"),
-               clEnumValN(Emit::Cubin, "cubin",
-                          "a cubin of one ptx.module, through ptxas")));
-static cl::opt<std::string>
-    moduleName("module", cl::desc("With PTX or cubin output: the ptx.module "
-                                  "to export when there are several"));
-static gpuopt::PtxasCLOptions ptxasOptions;
-static cl::opt<std::string> manifestFilename(
-    "manifest",
-    cl::desc("With PTX or cubin output to a file: also write the launch "
-             "manifest (docs/manifest.md) of the exported module"),
-    cl::value_desc("filename"));
-static cl::list<std::string> manifestInFilenames(
-    "manifest-in",
-    cl::desc("The launch manifest written with a PTX input (by --manifest): "
-             "restores what the PTX does not say, which kernels a fused "
-             "kernel was fused from, for --probe and --manifest"),
-    cl::value_desc("filename"));
+/// gpu-opt's own command-line options. They are registered when gpuOptMain
+/// first runs, not when the library is loaded, so that gpu-translate's
+/// options (of the same names) can live in the same shared library
+/// (libgpuopt.so of the self-contained build).
+struct GpuOptCLOptions {
+  cl::list<std::string> inputFilenames{cl::Positional,
+                                       cl::desc("<input files>")};
+  cl::opt<std::string> outputFilename{"o", cl::desc("Output filename"),
+                                      cl::value_desc("filename"),
+                                      cl::init("-")};
+  cl::opt<Emit> emitKind{
+      "emit",
+      cl::desc("What to write (default: from the output file's extension: "
+               ".ptx, .cubin, .mlirbc, otherwise MLIR text); wins over the "
+               "extension"),
+      cl::values(clEnumValN(Emit::MLIR, "mlir", "MLIR text"),
+                 clEnumValN(Emit::Bytecode, "bytecode", "MLIR bytecode"),
+                 clEnumValN(Emit::PTX, "ptx", "PTX of one ptx.module"),
+                 clEnumValN(Emit::Cubin, "cubin",
+                            "a cubin of one ptx.module, through ptxas"))};
+  cl::opt<std::string> moduleName{
+      "module", cl::desc("With PTX or cubin output: the ptx.module to export "
+                         "when there are several")};
+  gpuopt::PtxasCLOptions ptxasOptions;
+  cl::opt<std::string> manifestFilename{
+      "manifest",
+      cl::desc("With PTX or cubin output to a file: also write the launch "
+               "manifest (docs/manifest.md) of the exported module"),
+      cl::value_desc("filename")};
+  cl::list<std::string> manifestInFilenames{
+      "manifest-in",
+      cl::desc("The launch manifest written with a PTX input (by --manifest): "
+               "restores what the PTX does not say, which kernels a fused "
+               "kernel was fused from, for --probe and --manifest"),
+      cl::value_desc("filename")};
+  cl::opt<bool> printPtxas{
+      "print-ptxas",
+      cl::desc("Print the ptxas that cubin output runs (--ptxas, $PTXAS, the "
+               "CUDA toolkit, then Triton's or NVIDIA's Python packages) and "
+               "exit")};
+  cl::opt<bool> printPtxasISA{
+      "print-ptxas-isa",
+      cl::desc("Print the newest PTX ISA that ptxas takes (e.g. 8.7) and "
+               "exit; newer PTX is given that .version when it assembles so")};
+};
+
+static llvm::ManagedStatic<GpuOptCLOptions> clOptions;
 
 /// LLVM's libraries register hundreds of options (code generation for every
 /// target, profiling, Polly) when they are loaded, none of which reaches
@@ -99,14 +117,16 @@ static cl::list<std::string> manifestInFilenames(
 /// that --help lists gpu-opt's, MLIR's and the passes' options; --help-hidden
 /// still lists everything.
 static void hideLibraryOptions() {
-  const cl::Option *own[] = {&outputFilename,
-                             &emitKind,
-                             &moduleName,
-                             &manifestFilename,
-                             std::addressof(manifestInFilenames),
-                             &ptxasOptions.chip,
-                             &ptxasOptions.ptxasPath,
-                             std::addressof(ptxasOptions.extraArgs)};
+  const cl::Option *own[] = {&clOptions->outputFilename,
+                             &clOptions->emitKind,
+                             &clOptions->moduleName,
+                             &clOptions->manifestFilename,
+                             &clOptions->printPtxas,
+                             &clOptions->printPtxasISA,
+                             std::addressof(clOptions->manifestInFilenames),
+                             &clOptions->ptxasOptions.chip,
+                             &clOptions->ptxasOptions.ptxasPath,
+                             std::addressof(clOptions->ptxasOptions.extraArgs)};
   auto isGeneric = [](const cl::OptionCategory *category) {
     return category->getName() == "Generic Options" ||
            category->getName() == "Color Options";
@@ -119,11 +139,11 @@ static void hideLibraryOptions() {
 
 /// --emit, else --emit-bytecode, else the output file's extension.
 static Emit getEmitKind(const MlirOptMainConfig &config) {
-  if (emitKind.getNumOccurrences())
-    return emitKind;
+  if (clOptions->emitKind.getNumOccurrences())
+    return clOptions->emitKind;
   if (config.shouldEmitBytecode())
     return Emit::Bytecode;
-  llvm::StringRef extension = llvm::sys::path::extension(outputFilename);
+  llvm::StringRef extension = llvm::sys::path::extension(clOptions->outputFilename);
   if (extension == ".ptx")
     return Emit::PTX;
   if (extension == ".cubin")
@@ -142,9 +162,9 @@ static LogicalResult checkOptions(Emit emit, const MlirOptMainConfig &config) {
   };
   if (config.shouldEmitBytecode() && emit != Emit::Bytecode)
     return fail("--emit-bytecode contradicts --emit");
-  if (!moduleName.empty() && !exported)
+  if (!clOptions->moduleName.empty() && !exported)
     return fail("--module goes with PTX or cubin output");
-  if (!manifestFilename.empty() && (!exported || outputFilename == "-"))
+  if (!clOptions->manifestFilename.empty() && (!exported || clOptions->outputFilename == "-"))
     return fail("--manifest goes with PTX or cubin output to a file (-o)");
   return success();
 }
@@ -153,8 +173,8 @@ static LogicalResult checkOptions(Emit emit, const MlirOptMainConfig &config) {
 /// with MLIR input, whose gpu.module kernels it lowers.
 static LogicalResult checkPtxasOptions(Emit emit, bool anyMLIR) {
   if (emit == Emit::Cubin ||
-      (ptxasOptions.ptxasPath.empty() && ptxasOptions.extraArgs.empty() &&
-       (ptxasOptions.chip.empty() || anyMLIR)))
+      (clOptions->ptxasOptions.ptxasPath.empty() && clOptions->ptxasOptions.extraArgs.empty() &&
+       (clOptions->ptxasOptions.chip.empty() || anyMLIR)))
     return success();
   llvm::errs() << "error: --chip, --ptxas and --ptxas-option go with cubin "
                   "output (-o FILE.cubin or --emit=cubin); --chip also with "
@@ -178,7 +198,7 @@ static bool hasKernelLaunches(Operation *root) {
 /// --gpu-to-ptx with the target of --chip.
 static std::unique_ptr<Pass> createCapturePass() {
   gpuopt::GPUToPTXOptions options;
-  options.chip = ptxasOptions.chip;
+  options.chip = clOptions->ptxasOptions.chip;
   return gpuopt::createGPUToPTX(options);
 }
 
@@ -326,7 +346,7 @@ loadInputs(const std::shared_ptr<llvm::SourceMgr> &sourceMgr,
 
 /// Restores from each --manifest-in what its PTX input does not carry.
 static LogicalResult importManifests(Operation *root, TimingScope &timing) {
-  if (manifestInFilenames.empty())
+  if (clOptions->manifestInFilenames.empty())
     return success();
   TimingScope manifestTiming = timing.nest("import manifests");
   auto module = dyn_cast<ModuleOp>(root);
@@ -334,7 +354,7 @@ static LogicalResult importManifests(Operation *root, TimingScope &timing) {
     return root->emitError("--manifest-in needs a builtin module of "
                            "ptx.modules, not '")
            << root->getName() << "'";
-  for (const std::string &file : manifestInFilenames) {
+  for (const std::string &file : clOptions->manifestInFilenames) {
     std::string errorMessage;
     std::unique_ptr<llvm::MemoryBuffer> buffer =
         openInputFile(file, &errorMessage);
@@ -374,14 +394,14 @@ static LogicalResult emitResult(Operation *root, Emit emit,
   }
 
   FailureOr<gpuopt::ptx::PTXModuleOp> module =
-      gpuopt::findPTXModule(root, moduleName);
+      gpuopt::findPTXModule(root, clOptions->moduleName);
   if (failed(module))
     return failure();
   gpuopt::ModuleOutputOptions options;
   options.cubin = emit == Emit::Cubin;
-  options.ptxas = ptxasOptions.get();
-  options.outputPath = outputFilename;
-  options.manifestPath = manifestFilename;
+  options.ptxas = clOptions->ptxasOptions.get();
+  options.outputPath = clOptions->outputFilename;
+  options.manifestPath = clOptions->manifestFilename;
   return gpuopt::exportModule(*module, options, os, manifest, timing);
 }
 
@@ -483,25 +503,49 @@ int gpuopt::gpuOptMain(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv, helpHeader);
   MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();
 
+  if (clOptions->printPtxas || clOptions->printPtxasISA) {
+    std::optional<std::string> ptxas =
+        gpuopt::findPtxas(clOptions->ptxasOptions.get());
+    if (!ptxas) {
+      llvm::errs() << "error: ptxas not found: install the CUDA toolkit, "
+                      "Triton or NVIDIA's wheel (pip install "
+                      "nvidia-cuda-nvcc), or pass --ptxas=<path>\n";
+      return 1;
+    }
+    if (clOptions->printPtxas)
+      llvm::outs() << *ptxas << "\n";
+    if (clOptions->printPtxasISA) {
+      std::optional<gpuopt::PTXVersion> isa =
+          gpuopt::getPtxasMaxPTXVersion(*ptxas);
+      if (!isa) {
+        llvm::errs() << "error: " << *ptxas
+                     << " --version names no CUDA release\n";
+        return 1;
+      }
+      llvm::outs() << isa->major << "." << isa->minor << "\n";
+    }
+    return 0;
+  }
+
   if (config.shouldShowDialects() || config.shouldListPasses())
     return asMainReturnCode(MlirOptMain(
         llvm::outs(), llvm::MemoryBuffer::getMemBuffer(""), registry, config));
 
-  if (inputFilenames.empty())
-    inputFilenames.push_back("-");
+  if (clOptions->inputFilenames.empty())
+    clOptions->inputFilenames.push_back("-");
   Emit emit = getEmitKind(config);
-  std::vector<std::string> allInputs(inputFilenames.begin(),
-                                     inputFilenames.end());
-  allInputs.insert(allInputs.end(), manifestInFilenames.begin(),
-                   manifestInFilenames.end());
+  std::vector<std::string> allInputs(clOptions->inputFilenames.begin(),
+                                     clOptions->inputFilenames.end());
+  allInputs.insert(allInputs.end(), clOptions->manifestInFilenames.begin(),
+                   clOptions->manifestInFilenames.end());
   if (failed(checkOptions(emit, config)) ||
       gpuopt::outputOverwritesInput(allInputs,
-                                    {outputFilename, manifestFilename}))
+                                    {clOptions->outputFilename, clOptions->manifestFilename}))
     return 1;
 
   std::vector<std::unique_ptr<llvm::MemoryBuffer>> inputs;
   bool anyPTX = false, anyMLIR = false;
-  for (const std::string &file : inputFilenames) {
+  for (const std::string &file : clOptions->inputFilenames) {
     std::string errorMessage;
     inputs.push_back(openInputFile(file, &errorMessage));
     if (!inputs.back()) {
@@ -519,7 +563,7 @@ int gpuopt::gpuOptMain(int argc, char **argv) {
   std::string result, manifest;
   if (inputs.size() == 1 && !anyPTX &&
       (emit == Emit::MLIR || emit == Emit::Bytecode)) {
-    if (!manifestInFilenames.empty()) {
+    if (!clOptions->manifestInFilenames.empty()) {
       llvm::errs() << "error: --manifest-in goes with PTX input, or with PTX "
                       "or cubin output\n";
       return 1;
@@ -558,8 +602,8 @@ int gpuopt::gpuOptMain(int argc, char **argv) {
   }
 
   std::vector<std::pair<llvm::StringRef, llvm::StringRef>> files = {
-      {outputFilename, result}};
-  if (!manifestFilename.empty())
-    files.emplace_back(manifestFilename, manifest);
+      {clOptions->outputFilename, result}};
+  if (!clOptions->manifestFilename.empty())
+    files.emplace_back(clOptions->manifestFilename, manifest);
   return failed(gpuopt::writeOutputFiles(files)) ? 1 : 0;
 }

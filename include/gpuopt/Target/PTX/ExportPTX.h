@@ -66,9 +66,34 @@ mlir::FailureOr<std::string> assembleWithPtxas(ptx::PTXModuleOp module,
                                                llvm::StringRef ptx,
                                                PtxasOptions options);
 
-/// The ptxas to run: `options.ptxasPath`, else $PTXAS, PATH, $CUDA_HOME/bin,
-/// $CUDA_PATH/bin and /usr/local/cuda/bin; std::nullopt when there is none.
+/// The ptxas to run: `options.ptxasPath`, else $PTXAS; the CUDA toolkit's
+/// (PATH, $CUDA_HOME/bin, $CUDA_PATH/bin, /usr/local/cuda/bin); then one
+/// that a Python package brings: $TRITON_PTXAS_PATH, Triton's bundled ptxas
+/// (triton/backends/nvidia/bin), NVIDIA's wheels (nvidia/cu13/bin,
+/// nvidia/cuda_nvcc/bin), looked for in the folders $GPUOPT_PYTHON_PATH
+/// names and in the one that holds the gpuopt package this library came
+/// with. std::nullopt when there is none.
 std::optional<std::string> findPtxas(const PtxasOptions &options);
+
+/// A PTX ISA version or a CUDA release: MAJOR.MINOR.
+struct PTXVersion {
+  unsigned major = 0;
+  unsigned minor = 0;
+  bool operator<(const PTXVersion &other) const {
+    return major != other.major ? major < other.major : minor < other.minor;
+  }
+};
+
+/// The `.version` of PTX text, if it has one.
+std::optional<PTXVersion> getPTXVersion(llvm::StringRef ptx);
+/// The CUDA release in `ptxas --version`'s output ("release 12.8").
+std::optional<PTXVersion> parseCudaRelease(llvm::StringRef versionText);
+/// The newest PTX ISA the ptxas of a CUDA release takes (12.8: 8.7).
+PTXVersion getMaxPTXVersionOfCuda(PTXVersion cuda);
+/// The newest PTX ISA `ptxas` takes (asked once per path); std::nullopt when
+/// it does not say. runPtxas lowers a newer .version to it, and says which
+/// ptxas is needed when the kernel does not assemble so.
+std::optional<PTXVersion> getPtxasMaxPTXVersion(llvm::StringRef ptxas);
 
 /// What ptxas reports (`-v`) about one function it compiled: the resources
 /// that bound how many blocks of a kernel fit on an SM.
