@@ -78,15 +78,23 @@ cmake --build "$BUILD_DIR"
 rm -rf "$BUILD_DIR/install"
 cmake --install "$BUILD_DIR" --prefix "$BUILD_DIR/install" >/dev/null
 
-# The interpreters: python3.X on PATH, else pyenv's newest 3.X.
+# The interpreters: python3.X on PATH, else pyenv's newest 3.X (a pyenv
+# shim on PATH that has none fails the check).
 find_python() {
-  local version=$1 found
-  found=$(command -v "python$version" || true)
-  if [ -z "$found" ] && command -v pyenv >/dev/null; then
-    found=$(pyenv root)/versions/$(pyenv versions --bare | grep -E "^$version\.[0-9]+$" |
-      sort -t. -k3 -n | tail -n 1)/bin/python3
+  local version=$1 candidates=() c
+  candidates+=("$(command -v "python$version" || true)")
+  if command -v pyenv >/dev/null; then
+    c=$(pyenv versions --bare | grep -E "^$version\.[0-9]+$" | sort -t. -k3 -n | tail -n 1)
+    [ -z "$c" ] || candidates+=("$(pyenv root)/versions/$c/bin/python3")
   fi
-  [ -n "$found" ] && [ -x "$found" ] && echo "$found"
+  for c in "${candidates[@]}"; do
+    if [ -n "$c" ] && [ -x "$c" ] &&
+      [ "$("$c" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)" = "$version" ]; then
+      echo "$c"
+      return 0
+    fi
+  done
+  return 1
 }
 pythons=()
 if [ -n "${GPUOPT_WHEEL_PYTHONS:-}" ]; then

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # The self-contained wheel's smoke test (no GPU needed): installs WHEEL into
-# a fresh virtualenv of each Python given, with the LLVM install folder
-# hidden (a private mount namespace mounts an empty folder over it, when the
-# machine allows one), and checks that
+# a fresh virtualenv of each Python given, with the LLVM install folder and
+# the CUDA toolkit hidden (a private mount namespace mounts empty folders
+# over them, when the machine allows one), and checks that
 #   - `gpu-opt`, `gpu-translate` and `gpu-run` run from PATH;
 #   - the README's command (gpu-opt --hfuse --probe=block_sched on
 #     examples/gpu-dialect/pair.mlir) writes PTX, a cubin (through the ptxas
-#     gpu-opt finds: the toolkit's, or NVIDIA's wheel's) and a manifest, and
+#     gpu-opt finds: with the toolkit hidden, Triton's) and a manifest, and
 #     the PTX is byte for byte what the developer build's gpu-opt writes;
 #   - real PTX (test/corpus) round-trips through gpu-translate identically
 #     to the developer build, and fused + probed PTX too;
@@ -41,32 +41,46 @@ done
   --hfuse="strategy=interleave blocks=256,256 grids=4096,1056 smem=0,4096" \
   --probe=block_sched -o "$dev/fused.ptx" --manifest "$dev/fused.json"
 
-# Runs "$@" with the LLVM install folder hidden where a mount namespace can
-# be had (root, unshare), else as it is (the ELF check still holds).
-hidden_llvm() {
+# Runs "$@" as on a GPU machine without LLVM and without a CUDA toolkit:
+# the LLVM install folder and the toolkit's are hidden where a mount
+# namespace can be had (root, unshare), else it runs as it is (the ELF
+# check still holds, and ptxas is the toolkit's).
+hide=("$llvm_prefix")
+for cuda in /usr/local/cuda /usr/local/cuda-*; do
+  [ -d "$cuda" ] && hide+=("$(realpath "$cuda")")
+done
+hidden_toolchains() {
   if [ "$(id -u)" -eq 0 ] && command -v unshare >/dev/null &&
     unshare -m true 2>/dev/null && [ -d "$llvm_prefix" ]; then
-    unshare -m bash -c 'mount -t tmpfs none "$0" && exec "$@"' "$llvm_prefix" "$@"
+    unshare -m bash -c 'for d in $GPUOPT_HIDE; do mount -t tmpfs none "$d"; done; exec "$@"' \
+      hidden "$@"
   else
     "$@"
   fi
 }
+export GPUOPT_HIDE="${hide[*]}"
 
 for py in "${pythons[@]}"; do
   version=$("$py" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
   venv=$work/venv-$version
   echo "=== Python $version: pip install $(basename "$wheel")"
   "$py" -m venv "$venv"
+  # The pinned numpy where it serves this Python, else the newest that does.
   grep -E '^(numpy|triton)==' "$root/requirements-test.txt" |
-    xargs "$venv/bin/python" -m pip install -q
+    xargs "$venv/bin/python" -m pip install -q 2>/dev/null ||
+    grep -E '^triton==' "$root/requirements-test.txt" |
+    xargs "$venv/bin/python" -m pip install -q numpy
   "$venv/bin/python" -m pip install -q --no-deps "$wheel"
   out=$work/out-$version
   mkdir -p "$out"
-  hidden_llvm env PATH="$venv/bin:/usr/bin:/bin" ${PTXAS:+PTXAS=$PTXAS} \
+  hidden_toolchains env PATH="$venv/bin:/usr/bin:/bin" GPUOPT_HIDE="$GPUOPT_HIDE" \
     out="$out" root="$root" corpus_list="${corpus[*]}" bash -c '
 set -euo pipefail
-[ -d '"$llvm_prefix"'/lib/cmake ] && echo "  (LLVM folder visible: no mount namespace here)" ||
-  echo "  LLVM folder hidden"
+if [ -d '"$llvm_prefix"'/lib/cmake ]; then
+  echo "  (LLVM and CUDA visible: no mount namespace here)"
+else
+  echo "  hidden: $GPUOPT_HIDE"
+fi
 gpu-opt --version | head -n 3
 gpu-run --help >/dev/null
 echo "  ptxas: $(gpu-opt --print-ptxas) (PTX ISA <= $(gpu-opt --print-ptxas-isa))"

@@ -1,7 +1,8 @@
 """Finding gpu-opt's tools (gpu-opt, gpu-run, ptxas) and running them.
 
 A tool is taken from, in order: the path the caller was given (a
-command-line option), $GPUOPT_BIN_DIR (a build's bin/ folder), PATH. When
+command-line option), $GPUOPT_BIN_DIR (a build's bin/ folder), the
+package's own bin/ (the self-contained wheel's), PATH. When
 none has it, ToolNotFound (a gpuopt.Error) says what to set.
 """
 
@@ -37,8 +38,9 @@ def _executable(path):
 
 
 def find_tool(name, explicit=None):
-    """The path of tool `name` (explicit, else $GPUOPT_BIN_DIR/name, else on
-    PATH); raises ToolNotFound naming what to set."""
+    """The path of tool `name` (explicit, else $GPUOPT_BIN_DIR/name, else
+    the one the self-contained wheel ships in the package, else on PATH);
+    raises ToolNotFound naming what to set."""
     if explicit:
         found = explicit if os.sep in explicit else shutil.which(explicit) or explicit
         if not _executable(found):
@@ -50,7 +52,8 @@ def find_tool(name, explicit=None):
         if not _executable(path):
             raise ToolNotFound(f"{name}: not in ${BIN_DIR_ENV} ({bin_dir})")
         return os.path.abspath(path)
-    found = shutil.which(name)
+    from ._tools import bundled_tool
+    found = bundled_tool(name) or shutil.which(name)
     if found:
         return os.path.abspath(found)
     raise ToolNotFound(f"{name} not found: pass --{name} PATH, set ${BIN_DIR_ENV} to the "

@@ -1,6 +1,10 @@
 // RUN: gpu-opt %s --split-input-file --gpu-to-ptx | FileCheck %s
 // RUN: gpu-opt %s --split-input-file --gpu-to-ptx="chip=sm_100a features=+ptx87" | FileCheck %s --check-prefix=CHIP
 // RUN: not gpu-opt %s --split-input-file --gpu-to-ptx="opt-level=4" 2>&1 | FileCheck %s --check-prefix=OPT
+// Without a CUDA toolkit (none where MLIR's serializer looks for libdevice,
+// none in cuda-path=), kernels that call no libdevice function lower with no
+// diagnostic: the serializer's report of the missing libdevice is dropped.
+// RUN: env CUDA_ROOT=%t.none gpu-opt %s --split-input-file --gpu-to-ptx="cuda-path=%t.none" 2>&1 | FileCheck %s --check-prefix=NOTOOLKIT --implicit-check-not=error
 
 // Two kernels as an ML compiler hands them over: an elementwise kernel with
 // an early return, a workgroup reduction with barriers, a subgroup shuffle,
@@ -9,6 +13,7 @@
 // CHECK-LABEL: ptx.module @kernels version "8.0" target ["sm_90a"]
 // CHIP-LABEL: ptx.module @kernels version "8.7" target ["sm_100a"]
 // OPT: --gpu-to-ptx option 'opt-level':1:1: error: expected 0 to 3, got 4
+// NOTOOLKIT-LABEL: ptx.module @kernels version "8.0" target ["sm_90a"]
 
 // Dynamic shared memory is an .extern .shared array, as CUDA writes it (the
 // NVPTX backend would make it a one-byte .shared variable of the kernel).
