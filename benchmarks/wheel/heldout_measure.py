@@ -124,7 +124,9 @@ def classify(messages):
         return f"fuse: {m.group(1).strip()}", None
     if "no candidate measured is 1%" in text:
         return ("decline (cached)" if "cached decision" in text else "decline"), None
-    return None, wheelcheck.first_line(text) or "no decision reported"
+    errors = [line for line in text.splitlines() if "error:" in line]
+    return None, (errors[0].strip() if errors else wheelcheck.first_line(text)) \
+        or "no decision reported"
 
 
 def cache_entries(cache):
@@ -210,8 +212,11 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True)
     ap.add_argument("--pair", default=DEFAULT_PAIR)
-    ap.add_argument("--ptxas", help="ptxas to pass as ptxas= (default: Triton's bundled one "
-                    "that reads the pair's PTX ISA)")
+    ap.add_argument("--ptxas", help="ptxas to pass as ptxas= (default: none: the tools' own "
+                    "lookup, Triton's bundled ptxas, given the PTX .version it takes)")
+    ap.add_argument("--pick-ptxas", action="store_true",
+                    help="pass as ptxas= the first bundled ptxas that reads the pair's PTX "
+                    "ISA as it is")
     args = ap.parse_args(argv)
     out = os.path.abspath(args.out)
     os.makedirs(out, exist_ok=True)
@@ -223,9 +228,13 @@ def main(argv=None):
               key=lambda v: tuple(map(int, v.split("."))))
     notes = []
     ptxas = args.ptxas
-    if not ptxas:
+    if not ptxas and args.pick_ptxas:
         with tempfile.TemporaryDirectory(prefix="gpuopt-ptxas-") as d:
             ptxas, notes = wheelcheck.pick_ptxas(isa, d)
+    elif not ptxas:
+        cands = wheelcheck.triton_ptxas_candidates()
+        ptxas = os.environ.get("PTXAS") or (cands[0] if cands else None)
+        notes = ["the tools' own lookup (an older ptxas gets the PTX .version it takes)"]
     for n in notes:
         print(f"ptxas: {n}", flush=True)
     # The tools find Triton's default ptxas themselves ($PTXAS, else its

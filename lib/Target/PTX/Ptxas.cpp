@@ -17,6 +17,7 @@
 #include "llvm/Support/Process.h"
 #include "llvm/Support/Program.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 
 #include <mutex>
@@ -353,9 +354,15 @@ gpuopt::parsePtxasVerboseOutput(llvm::StringRef output) {
   output.split(lines, '\n');
   for (llvm::StringRef line : lines) {
     line = line.trim();
-    // "ptxas info    : ..."; warnings and errors have other prefixes.
-    if (line.consume_front("ptxas info")) {
-      line = line.ltrim();
+    // "ptxas info    : ..." (or "ptxas-blackwell info ...", Triton's second
+    // ptxas); warnings and errors have other prefixes.
+    llvm::StringRef info = line;
+    if (info.consume_front("ptxas") &&
+        (!info.consume_front("-") ||
+         !(info = info.drop_while([](char c) { return llvm::isAlnum(c); }))
+              .empty()) &&
+        info.consume_front(" info")) {
+      line = info.ltrim();
       if (!line.consume_front(":"))
         continue;
       line = line.trim();
