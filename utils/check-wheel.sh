@@ -73,7 +73,8 @@ for py in "${pythons[@]}"; do
   "$venv/bin/python" -m pip install -q --no-deps "$wheel"
   out=$work/out-$version
   mkdir -p "$out"
-  hidden_toolchains env PATH="$venv/bin:/usr/bin:/bin" GPUOPT_HIDE="$GPUOPT_HIDE" \
+  hidden_toolchains env -u PTXAS -u CUDA_HOME -u CUDA_PATH -u CUDA_ROOT -u GPUOPT_BIN_DIR \
+    PATH="$venv/bin:/usr/bin:/bin" GPUOPT_HIDE="$GPUOPT_HIDE" \
     out="$out" root="$root" corpus_list="${corpus[*]}" bash -c '
 set -euo pipefail
 if [ -d '"$llvm_prefix"'/lib/cmake ]; then

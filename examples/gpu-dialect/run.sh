@@ -166,10 +166,19 @@ PY
   # ptxas -v of each module, in ptxas.log, and one line per entry:
   # "FILE ENTRY N registers, B bytes smem", in ptxas.txt.
   echo "== ptxas -arch=$CHIP -v ($ptxas)"
-  local f
+  # An older ptxas than nvcc's PTX (Triton's, CUDA 12.8: PTX ISA 8.7) is
+  # given the .version it takes, as gpu-opt gives it when it assembles.
+  local f isa input
+  isa=$(PTXAS=$ptxas "$BIN/gpu-opt" --print-ptxas-isa 2>/dev/null || true)
   : >"$OUT/ptxas.log"
   for f in pair fused fused.probed nvcc nvcc.fused nvcc.fused.probed; do
-    { "$ptxas" -arch=$CHIP -v "$OUT/$f.ptx" -o /dev/null 2>&1 >/dev/null; } |
+    input=$OUT/$f.ptx
+    if [ -n "$isa" ] && awk -v b="$isa" '/^\.version/ { split($2, x, "."); split(b, y, ".");
+        exit !(x[1] > y[1] || (x[1] == y[1] && x[2] > y[2])) }' "$input"; then
+      input=$OUT/$f.ptxas-$isa.ptx
+      sed "s/^\.version .*/.version $isa/" "$OUT/$f.ptx" >"$input"
+    fi
+    { "$ptxas" -arch=$CHIP -v "$input" -o /dev/null 2>&1 >/dev/null; } |
       tee -a "$OUT/ptxas.log" |
       awk -v file="$f.ptx" '
         /Compiling entry function/ { entry = $7; gsub(/\047/, "", entry) }
