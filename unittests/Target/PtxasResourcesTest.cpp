@@ -269,27 +269,34 @@ TEST(PtxasVersion, ReleasesAndISA) {
   EXPECT_FALSE(getPTXVersion(".target sm_90a\n"));
 }
 
-TEST(PtxasVersion, OlderPtxasGetsLowerVersion) {
-  // A ptxas that says it is CUDA 12.8 (a script standing in for Triton's)
-  // is handed PTX ISA 9.0 with its .version lowered to 8.7: the script
-  // fails unless it sees ".version 8.7".
-  llvm::SmallString<128> script;
-  int fd;
-  ASSERT_FALSE(llvm::sys::fs::createTemporaryFile("fake-ptxas", "sh", fd,
-                                                   script));
+/// Writes `body` after a `--version` answer of CUDA 12.8 into the
+/// executable script `path`: a ptxas standing in for Triton's.
+void writeFakePtxas(llvm::StringRef path, llvm::StringRef body) {
+  std::error_code ec;
   {
-    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+    llvm::raw_fd_ostream os(path, ec);
+    ASSERT_FALSE(ec) << ec.message();
     os << "#!/bin/sh\n"
           "case \"$1\" in --version) echo 'Cuda compilation tools, release "
           "12.8, V12.8.93'; exit 0;; esac\n"
-          "# -arch CHIP IN -o OUT\n"
-          "grep -q '^.version 8.7$' \"$3\" || { echo 'ptxas fatal : "
-          "Unsupported .version'; exit 1; }\n"
-          "printf cubin > \"$5\"\n";
+       << body;
   }
-  llvm::sys::fs::setPermissions(script, llvm::sys::fs::all_read |
-                                            llvm::sys::fs::all_exe |
-                                            llvm::sys::fs::owner_write);
+  llvm::sys::fs::setPermissions(path, llvm::sys::fs::all_read |
+                                          llvm::sys::fs::all_exe |
+                                          llvm::sys::fs::owner_write);
+}
+
+TEST(PtxasVersion, OlderPtxasGetsLowerVersion) {
+  // A ptxas that says it is CUDA 12.8 is handed PTX ISA 9.0 with its
+  // .version lowered to 8.7: the script fails unless it sees ".version 8.7".
+  llvm::SmallString<128> script;
+  ASSERT_FALSE(
+      llvm::sys::fs::getPotentiallyUniqueTempFileName("fake-ptxas", "sh",
+                                                      script));
+  // -arch CHIP IN -o OUT
+  writeFakePtxas(script, "grep -q '^.version 8.7$' \"$3\" || { echo 'ptxas "
+                         "fatal : Unsupported .version'; exit 1; }\n"
+                         "printf cubin > \"$5\"\n");
   std::optional<PTXVersion> isa = getPtxasMaxPTXVersion(script);
   ASSERT_TRUE(isa);
   EXPECT_EQ(isa->minor, 7u);
@@ -303,32 +310,17 @@ TEST(PtxasVersion, OlderPtxasGetsLowerVersion) {
   PtxasOptions options;
   options.chip = "sm_90a";
   options.ptxasPath = std::string(script);
-  FailureOr<std::string> cubin = assembleWithPtxas(
-      ".version 9.0\n.target sm_90a\n.address_size 64\n", options,
-      UnknownLoc::get(&ctx));
+  const char *ptx = ".version 9.0\n.target sm_90a\n.address_size 64\n";
+  FailureOr<std::string> cubin =
+      assembleWithPtxas(ptx, options, UnknownLoc::get(&ctx));
   ASSERT_TRUE(succeeded(cubin)) << message;
   EXPECT_EQ(*cubin, "cubin");
 
   // A kernel that needs PTX ISA 9.0: the lowered PTX fails, and the error
   // names the PTX ISA and the CUDA release whose ptxas takes it.
-  options.extraArgs = {};
-  llvm::sys::fs::remove(script);
-  {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(script, ec);
-    ASSERT_FALSE(ec);
-    os << "#!/bin/sh\n"
-          "case \"$1\" in --version) echo 'Cuda compilation tools, release "
-          "12.8, V12.8.93'; exit 0;; esac\n"
-          "echo 'ptxas error : Feature requires PTX ISA .version 9.0'; "
-          "exit 1\n";
-  }
-  llvm::sys::fs::setPermissions(script, llvm::sys::fs::all_read |
-                                            llvm::sys::fs::all_exe |
-                                            llvm::sys::fs::owner_write);
-  EXPECT_TRUE(failed(assembleWithPtxas(
-      ".version 9.0\n.target sm_90a\n.address_size 64\n", options,
-      UnknownLoc::get(&ctx))));
+  writeFakePtxas(script, "echo 'ptxas error : Feature requires PTX ISA "
+                         ".version 9.0'; exit 1\n");
+  EXPECT_TRUE(failed(assembleWithPtxas(ptx, options, UnknownLoc::get(&ctx))));
   EXPECT_NE(message.find("needs PTX ISA 9.0"), std::string::npos) << message;
   EXPECT_NE(message.find("CUDA 13.0"), std::string::npos) << message;
   EXPECT_NE(message.find("Feature requires"), std::string::npos) << message;
