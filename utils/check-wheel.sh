@@ -11,7 +11,9 @@
 #   - real PTX (test/corpus) round-trips through gpu-translate identically
 #     to the developer build, and fused + probed PTX too;
 #   - gpuopt._core works in process in one interpreter with Triton (whose
-#     own LLVM is then loaded): import, fuse, probe, to_ptx equal the CLI's.
+#     own LLVM is then loaded): import, fuse, probe, to_ptx equal the CLI's;
+#   - the README's main job, utils/run-example.sh, runs from the wheel
+#     (compile steps; the GPU steps where there is a GPU).
 #
 # usage: utils/check-wheel.sh WHEEL DEV_BIN [PYTHON...]
 #   DEV_BIN: the developer build's bin/ to compare with (build/bin).
@@ -49,9 +51,12 @@ hide=("$llvm_prefix")
 for cuda in /usr/local/cuda /usr/local/cuda-*; do
   [ -d "$cuda" ] && hide+=("$(realpath "$cuda")")
 done
+can_hide() {
+  [ "$(id -u)" -eq 0 ] && command -v unshare >/dev/null &&
+    unshare -m true 2>/dev/null && [ -d "$llvm_prefix" ]
+}
 hidden_toolchains() {
-  if [ "$(id -u)" -eq 0 ] && command -v unshare >/dev/null &&
-    unshare -m true 2>/dev/null && [ -d "$llvm_prefix" ]; then
+  if can_hide; then
     unshare -m bash -c 'for d in $GPUOPT_HIDE; do mount -t tmpfs none "$d"; done; exec "$@"' \
       hidden "$@"
   else
@@ -124,4 +129,26 @@ PY
   done
   [ -s "$out/pair.cubin" ] || { echo "check-wheel.sh: no cubin" >&2; exit 1; }
   echo "OK: Python $version: the wheel's outputs are byte-identical to the developer build's"
+  main_job_venv=${main_job_venv:-$venv}
 done
+
+# The README's main job from the installed wheel, as on a GPU machine: no
+# LLVM (so utils/run-example.sh takes the wheel's tools) and no toolkit.
+# Where nothing can be hidden it would build gpu-opt instead: skipped.
+if ! can_hide; then
+  echo "=== the README's main job: skipped (no mount namespace to hide LLVM in)"
+  exit 0
+fi
+echo "=== the README's main job (utils/run-example.sh) from the wheel"
+hidden_toolchains env -u PTXAS -u CUDA_HOME -u CUDA_PATH -u CUDA_ROOT -u GPUOPT_BIN_DIR \
+  PATH="$main_job_venv/bin:/usr/bin:/bin" BUILD_DIR="$work/example" \
+  bash "$root/utils/run-example.sh" >"$work/run-example.log" 2>&1 || {
+  tail -n 30 "$work/run-example.log"
+  echo "check-wheel.sh: utils/run-example.sh failed with the wheel's tools" >&2
+  exit 1
+}
+grep -E '^=== (gpu-opt|ptxas)|^OK' "$work/run-example.log"
+grep -q '^=== gpu-opt from the installed gpuopt wheel' "$work/run-example.log" || {
+  echo "check-wheel.sh: run-example.sh did not use the wheel's tools" >&2
+  exit 1
+}
