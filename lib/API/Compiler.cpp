@@ -307,7 +307,14 @@ std::unique_ptr<Module> Module::runPasses(const std::string &pipeline) {
     if (failed(parsed)) {
       // The option parser's own words ("no such option foo") come first,
       // then the pipeline parser's ("failed to add `hfuse` with options").
-      std::string message = llvm::StringRef(optionErrors).trim().str();
+      // LLVM's option errors start with the program's name, empty here.
+      std::string message;
+      llvm::SmallVector<llvm::StringRef> lines;
+      llvm::StringRef(optionErrors).trim().split(lines, '\n');
+      for (llvm::StringRef line : lines) {
+        line.consume_front(": ");
+        message += (message.empty() ? "" : "\n") + line.str();
+      }
       llvm::StringRef rest = llvm::StringRef(parseErrors).trim();
       if (!rest.empty())
         message += (message.empty() ? "" : "\n") + rest.str();

@@ -137,6 +137,20 @@ def test_fuse_unknown_option_is_a_type_error():
         m.fuse(**FUSE, foo=1)
 
 
+def test_pipeline_option_errors_are_in_the_exception():
+    # MLIR's option parser prints its reason to stderr; the exception carries
+    # it, without the empty program name LLVM puts first.
+    m = gpuopt.import_ptx(read(os.path.join(HFUSE, "scale.ptx")), "k0.ptx")
+    with pytest.raises(gpuopt.Error) as info:
+        m.run_passes("hfuse{foo=1}")
+    assert "no such option foo" in str(info.value)
+    assert "failed to add `hfuse`" in str(info.value)
+    with pytest.raises(gpuopt.Error) as info:
+        m.run_passes("hfuse{ratio=x}")
+    assert "for the --ratio option: 'x' value invalid" in str(info.value)
+    assert ": for the" not in str(info.value)
+
+
 def test_model_guess_is_a_compiler_warning():
     # strategy=auto without a profile warns that the model's choice is a guess.
     import warnings
