@@ -85,10 +85,10 @@ def check_tree(root):
         if outside:
             problems.append(f"{rel} has a RUNPATH outside its folder: {', '.join(outside)}")
         if os.path.basename(path).startswith("libgpuopt"):
-            extra = [s for s in exported_symbols(path)
-                     if not API_SYMBOL.match(s) and not s.startswith("_init")
-                     and not s.startswith("_fini")]
-            print(f"{rel}: {len(exported_symbols(path))} exported symbols")
+            exported = exported_symbols(path)
+            extra = [s for s in exported if not API_SYMBOL.match(s)
+                     and not s.startswith(("_init", "_fini"))]
+            print(f"{rel}: {len(exported)} exported symbols")
             if extra:
                 problems.append(f"{rel} exports {len(extra)} symbols outside "
                                 f"gpuopt::api, e.g. {', '.join(extra[:5])}")

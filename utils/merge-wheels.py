@@ -60,13 +60,14 @@ def main():
                         "(default: the inputs')")
     args = parser.parse_args()
 
-    merged, tags, info_dir = {}, [], None
+    merged, tags, info_dir, first_wheel = {}, [], None, None
     for path in args.wheels:
         files = read_wheel(path)
         this_info = dist_info_dir(files)
         if info_dir not in (None, this_info):
             raise SystemExit(f"merge-wheels: {path} is {this_info}, not {info_dir}")
         info_dir = this_info
+        first_wheel = first_wheel or files[f"{info_dir}/WHEEL"]
         for tag in wheel_tags(files[f"{info_dir}/WHEEL"][0].decode()):
             if tag not in tags:
                 tags.append(tag)
@@ -79,12 +80,10 @@ def main():
     if args.platform:
         tags = list(dict.fromkeys(f"{t.rsplit('-', 1)[0]}-{args.platform}" for t in tags))
 
-    first = read_wheel(args.wheels[0])
-    wheel_text = [line for line in first[f"{info_dir}/WHEEL"][0].decode().splitlines()
+    wheel_text = [line for line in first_wheel[0].decode().splitlines()
                   if line and not line.startswith("Tag:")]
     wheel_text += [f"Tag: {tag}" for tag in tags]
-    merged[f"{info_dir}/WHEEL"] = (("\n".join(wheel_text) + "\n").encode(),
-                                   first[f"{info_dir}/WHEEL"][1])
+    merged[f"{info_dir}/WHEEL"] = (("\n".join(wheel_text) + "\n").encode(), first_wheel[1])
 
     split = [tag.split("-") for tag in tags]
     name_version = info_dir[: -len(".dist-info")]

@@ -298,28 +298,29 @@ std::unique_ptr<Module> Module::runPasses(const std::string &pipeline) {
   }
   PassManager pm(&context, ModuleOp::getOperationName(),
                  PassManager::Nesting::Implicit);
-  if (collector.diagnostics.empty()) {
+  if (collector.diagnostics.empty() &&
+      failed(parsePassPipeline(text, pm, llvm::nulls()))) {
+    // Parsed again, with standard error captured, only when it failed: the
+    // option parser's own words ("no such option foo") come first, then
+    // the pipeline parser's ("failed to add `hfuse` with options").
     std::string parseErrors;
     llvm::raw_string_ostream errorStream(parseErrors);
-    LogicalResult parsed = failure();
+    PassManager scratch(&context, ModuleOp::getOperationName(),
+                        PassManager::Nesting::Implicit);
     std::string optionErrors = captureStandardError(
-        [&] { parsed = parsePassPipeline(text, pm, errorStream); });
-    if (failed(parsed)) {
-      // The option parser's own words ("no such option foo") come first,
-      // then the pipeline parser's ("failed to add `hfuse` with options").
-      // LLVM's option errors start with the program's name, empty here.
-      std::string message;
-      llvm::SmallVector<llvm::StringRef> lines;
-      llvm::StringRef(optionErrors).trim().split(lines, '\n');
-      for (llvm::StringRef line : lines) {
-        line.consume_front(": ");
-        message += (message.empty() ? "" : "\n") + line.str();
-      }
-      llvm::StringRef rest = llvm::StringRef(parseErrors).trim();
-      if (!rest.empty())
-        message += (message.empty() ? "" : "\n") + rest.str();
-      collector.addError(message.empty() ? "invalid pass pipeline" : message);
+        [&] { (void)parsePassPipeline(text, scratch, errorStream); });
+    // LLVM's option errors start with the program's name, empty here.
+    std::string message;
+    llvm::SmallVector<llvm::StringRef> lines;
+    llvm::StringRef(optionErrors).trim().split(lines, '\n');
+    for (llvm::StringRef line : lines) {
+      line.consume_front(": ");
+      message += (message.empty() ? "" : "\n") + line.str();
     }
+    llvm::StringRef rest = llvm::StringRef(parseErrors).trim();
+    if (!rest.empty())
+      message += (message.empty() ? "" : "\n") + rest.str();
+    collector.addError(message.empty() ? "invalid pass pipeline" : message);
   }
   if (!collector.diagnostics.empty())
     collector.fail("invalid pass pipeline");

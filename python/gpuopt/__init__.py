@@ -52,15 +52,10 @@ def _version():
     return version.group(1) if version else "0+unknown"
 
 
-def _export_python_path():
-    """gpu-opt looks for ptxas, when there is no CUDA toolkit, in the Python
-    packages that bring one (Triton, NVIDIA's wheels): $GPUOPT_PYTHON_PATH
-    tells it where they are, in this process (gpuopt._core) and in the
-    tools it starts."""
-    import os
-    from ._tools import python_path_env, PYTHON_PATH_ENV
-    os.environ[PYTHON_PATH_ENV] = python_path_env()[PYTHON_PATH_ENV]
-
+# gpu-opt looks for ptxas, when there is no CUDA toolkit, in the Python
+# packages that bring one (Triton, NVIDIA's wheels): $GPUOPT_PYTHON_PATH
+# tells it where they are, in this process and in the tools it starts.
+from ._tools import export_python_path as _export_python_path  # noqa: E402
 
 _export_python_path()
 

@@ -4,8 +4,8 @@ gpu-translate and gpu-run, in gpuopt/bin beside libgpuopt.so (gpuopt/lib).
 The wheel's launchers (`gpu-opt` etc. on PATH after `pip install`) call
 `main(NAME)`, which replaces the process with the tool. Every tool finds
 ptxas in the CUDA toolkit or, without one, in an installed Python package
-(Triton's bundled ptxas, NVIDIA's wheels): `python_path_env` tells it where
-Python's packages are.
+(Triton's bundled ptxas, NVIDIA's wheels): `export_python_path` tells it
+where Python's packages are.
 """
 
 import os
@@ -23,18 +23,17 @@ def bundled_tool(name):
     return path if os.path.isfile(path) and os.access(path, os.X_OK) else None
 
 
-def python_path_env(environ=None):
-    """`environ` (default os.environ) with $GPUOPT_PYTHON_PATH naming the
-    folders of sys.path, after any it already names: where gpu-opt looks
-    for Triton's and NVIDIA's ptxas when there is no CUDA toolkit."""
-    env = dict(os.environ if environ is None else environ)
-    folders = [p for p in env.get(PYTHON_PATH_ENV, "").split(os.pathsep) if p]
+def export_python_path():
+    """Sets $GPUOPT_PYTHON_PATH to the folders of sys.path, after any it
+    already names: where gpu-opt (gpuopt._core in this process, and the
+    tools it starts, which inherit it) looks for Triton's and NVIDIA's ptxas
+    when there is no CUDA toolkit. `import gpuopt` calls it."""
+    folders = [p for p in os.environ.get(PYTHON_PATH_ENV, "").split(os.pathsep) if p]
     for p in sys.path:
         p = os.path.abspath(p or os.curdir)
         if os.path.isdir(p) and p not in folders:
             folders.append(p)
-    env[PYTHON_PATH_ENV] = os.pathsep.join(folders)
-    return env
+    os.environ[PYTHON_PATH_ENV] = os.pathsep.join(folders)
 
 
 def main(name=None, argv=None):
@@ -52,7 +51,8 @@ def main(name=None, argv=None):
                  f"(utils/build-wheel.sh)")
     sys.stdout.flush()
     sys.stderr.flush()
-    os.execve(path, [name] + argv, python_path_env())
+    # $GPUOPT_PYTHON_PATH is set: importing this module imported gpuopt.
+    os.execv(path, [name] + argv)
 
 
 if __name__ == "__main__":

@@ -172,6 +172,20 @@ def _made(core_module):
     return module
 
 
+def _one_or_list(value, types, whole_error, item_error):
+    """`value` as a list: one item of `types`, or a list or tuple of them;
+    OptionTypeError with whole_error(type name) or item_error(item)
+    otherwise."""
+    if isinstance(value, types):
+        return [value]
+    if not isinstance(value, (list, tuple)):
+        raise OptionTypeError(whole_error(type(value).__name__))
+    for item in value:
+        if not isinstance(item, types):
+            raise OptionTypeError(item_error(item))
+    return list(value)
+
+
 class Module:
     """A builtin module of ptx.modules (one per imported PTX text) in its
     own MLIR context. Every transformation returns a new Module."""
@@ -304,18 +318,12 @@ class Module:
         Raises CompileError for an unknown probe or a bad spec (with the
         YAML line), OptionError/OptionTypeError for bad arguments.
         """
-        if isinstance(spec, (str, os.PathLike)):
-            specs = [spec]
-        elif isinstance(spec, (list, tuple)):
-            specs = list(spec)
-        else:
-            raise OptionTypeError(f"Module.probe: spec is a probe name, a YAML file or "
-                                  f"text, or a list of them, not {type(spec).__name__}")
-        for s in specs:
-            if not isinstance(s, (str, os.PathLike)):
-                raise OptionTypeError(f"Module.probe: a probe spec is a name, a path or "
-                                      f"YAML text, not {type(s).__name__} ({s!r})")
-        specs = [os.fspath(s) for s in specs]
+        specs = [os.fspath(s) for s in _one_or_list(
+            spec, (str, os.PathLike),
+            lambda t: f"Module.probe: spec is a probe name, a YAML file or text, or a "
+                      f"list of them, not {t}",
+            lambda s: f"Module.probe: a probe spec is a name, a path or YAML text, not "
+                      f"{type(s).__name__} ({s!r})")]
         if not specs:
             raise OptionError("Module.probe: no probe spec given")
         if buffer not in self._PROBE_BUFFERS:
@@ -455,18 +463,10 @@ def import_ptx(text: Union[str, bytes, Sequence[Union[str, bytes]]],
     else:
         raise OptionTypeError(f"import_ptx: text is str or bytes, or a list of them, "
                               f"not {type(text).__name__}")
-    if isinstance(filename, (str, os.PathLike)):
-        files = [filename]
-    elif isinstance(filename, (list, tuple)):
-        files = list(filename)
-    else:
-        raise OptionTypeError(f"import_ptx: filename is a string, or a list of them, "
-                              f"not {type(filename).__name__}")
-    for f in files:
-        if not isinstance(f, (str, os.PathLike)):
-            raise OptionTypeError(f"import_ptx: a file name is a string, not "
-                                  f"{type(f).__name__}")
-    files = [os.fspath(f) for f in files]
+    files = [os.fspath(f) for f in _one_or_list(
+        filename, (str, os.PathLike),
+        lambda t: f"import_ptx: filename is a string, or a list of them, not {t}",
+        lambda f: f"import_ptx: a file name is a string, not {type(f).__name__}")]
     if len(files) != len(texts):
         raise OptionError(f"import_ptx takes one file name per PTX text ({len(texts)} "
                           f"texts, {len(files)} file names)")

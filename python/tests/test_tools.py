@@ -42,3 +42,34 @@ def test_run_watchdog():
     assert r.message() == "err"
     r = tools.run_watchdog(["sh", "-c", "sleep 30"], 0.5)
     assert r.hung and r.wall < 10
+
+
+def test_find_tool_takes_the_package_tools_before_path(tmp_path, monkeypatch):
+    # The self-contained wheel ships its tools in gpuopt/bin.
+    from gpuopt import _tools
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "path").mkdir()
+    bundled = exe(tmp_path / "pkg" / "gpu-opt")
+    exe(tmp_path / "path" / "gpu-opt")
+    monkeypatch.setattr(_tools, "BIN_DIR", str(tmp_path / "pkg"))
+    monkeypatch.setenv("PATH", str(tmp_path / "path"))
+    monkeypatch.delenv(tools.BIN_DIR_ENV, raising=False)
+    assert _tools.bundled_tool("gpu-opt") == bundled
+    assert tools.find_tool("gpu-opt") == bundled
+    # $GPUOPT_BIN_DIR still wins over the package's own.
+    (tmp_path / "bin").mkdir()
+    built = exe(tmp_path / "bin" / "gpu-opt")
+    monkeypatch.setenv(tools.BIN_DIR_ENV, str(tmp_path / "bin"))
+    assert tools.find_tool("gpu-opt") == built
+
+
+def test_export_python_path(tmp_path, monkeypatch):
+    # gpu-opt finds Triton's ptxas through the folders of sys.path.
+    from gpuopt import _tools
+    site = tmp_path / "site"
+    site.mkdir()
+    monkeypatch.setattr("sys.path", [str(site), str(tmp_path / "missing")])
+    monkeypatch.setenv(_tools.PYTHON_PATH_ENV, "/earlier")
+    _tools.export_python_path()
+    import os
+    assert os.environ[_tools.PYTHON_PATH_ENV].split(os.pathsep) == ["/earlier", str(site)]
