@@ -59,12 +59,19 @@ Expected<std::unique_ptr<Context>> Context::create(CudaDriver &D, int Ordinal) {
       {CU_DEVICE_ATTRIBUTE_CLOCK_RATE, &C->Info.ClockKHz}};
   for (auto [Attr, Slot] : Attrs)
     GPUOPT_CU_CHECK(D, cuDeviceGetAttribute, Slot, Attr, C->Device);
-  // Only the occupancy sweep needs these; older drivers may not know them.
+  // Only the occupancy sweep and the fusion model need these; older drivers
+  // may not know them.
   const std::pair<int, int *> OptionalAttrs[] = {
       {CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
        &C->Info.SharedPerMultiprocessor},
       {CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK,
-       &C->Info.ReservedSharedPerBlock}};
+       &C->Info.ReservedSharedPerBlock},
+      {CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR,
+       &C->Info.ThreadsPerMultiprocessor},
+      {CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR,
+       &C->Info.BlocksPerMultiprocessor},
+      {CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR,
+       &C->Info.RegistersPerMultiprocessor}};
   for (auto [Attr, Slot] : OptionalAttrs)
     if (A.cuDeviceGetAttribute(Slot, Attr, C->Device) != CUDA_SUCCESS)
       *Slot = 0;

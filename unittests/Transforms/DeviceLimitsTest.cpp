@@ -1,13 +1,15 @@
-//===- DeviceLimitsTest.cpp - Occupancy and register limits of sm_90 ------===//
+//===- DeviceLimitsTest.cpp - Occupancy and register limits per chip ------===//
 //
 // hfuse::DeviceLimits against what the hardware does: the register caps are
 // the ones ptxas 13.0 applies for `.maxntid N` on sm_90a (a Triton matmul
 // that needs 209 registers, compiled at each N), and the blocks per SM follow
 // CUDA's occupancy calculator (cuda_occupancy.h: registers in units of 256
-// per warp, from one of four sub-partitions).
+// per warp, from one of four sub-partitions); other chips by their rows of
+// the chip table.
 //
 //===----------------------------------------------------------------------===//
 
+#include "gpuopt/Target/PTX/ChipLimits.h"
 #include "gpuopt/Transforms/HFuse/FusionModel.h"
 
 #include "gtest/gtest.h"
@@ -45,6 +47,57 @@ TEST(DeviceLimits, BlocksPerSMBySubPartition) {
   // Shared memory: 228 KiB per SM, 1 KiB reserved per block.
   EXPECT_EQ(limits.occupancy(128, 32, 48 * 1024), 4);
   EXPECT_EQ(limits.occupancy(0, 32, 0), 0);
+  // More than a block may opt in to.
+  EXPECT_EQ(limits.occupancy(128, 32, 227 * 1024), 1);
+  EXPECT_EQ(limits.occupancy(128, 32, 227 * 1024 + 1), 0);
+}
+
+TEST(DeviceLimits, DefaultsAreSm90sRow) {
+  DeviceLimits defaults;
+  DeviceLimits row = DeviceLimits::get(*gpuopt::findChipLimits("sm_90"));
+  EXPECT_EQ(defaults.multiprocessors, row.multiprocessors);
+  EXPECT_EQ(defaults.threadsPerSM, row.threadsPerSM);
+  EXPECT_EQ(defaults.registersPerSM, row.registersPerSM);
+  EXPECT_EQ(defaults.blocksPerSM, row.blocksPerSM);
+  EXPECT_EQ(defaults.sharedPerSM, row.sharedPerSM);
+  EXPECT_EQ(defaults.sharedReservedPerBlock, row.sharedReservedPerBlock);
+  EXPECT_EQ(defaults.subPartitions, row.subPartitions);
+  EXPECT_EQ(defaults.registersPerThread, row.registersPerThread);
+  EXPECT_EQ(defaults.registerUnit, row.registerUnit);
+  EXPECT_EQ(defaults.sharedPerBlock, row.sharedPerBlock);
+}
+
+TEST(DeviceLimits, OtherChips) {
+  // A100: 108 SMs, 164 KiB of shared memory per SM.
+  std::optional<DeviceLimits> a100 = lookupDeviceLimits("sm_80");
+  ASSERT_TRUE(a100);
+  EXPECT_EQ(a100->multiprocessors, 108);
+  EXPECT_EQ(a100->occupancy(128, 32, 48 * 1024), 3);
+  EXPECT_EQ(a100->occupancy(256, 32, 0), 8);
+  // GA10x: 1536 threads and 16 blocks per SM.
+  std::optional<DeviceLimits> a10 = lookupDeviceLimits("sm_86");
+  ASSERT_TRUE(a10);
+  EXPECT_EQ(a10->occupancy(256, 32, 0), 6);
+  EXPECT_EQ(a10->occupancy(64, 32, 0), 16);
+  // Turing: 1024 threads per SM, no block of 1024 threads at 72 registers.
+  std::optional<DeviceLimits> t4 = lookupDeviceLimits("sm_75");
+  ASSERT_TRUE(t4);
+  EXPECT_EQ(t4->occupancy(256, 32, 0), 4);
+  EXPECT_EQ(t4->occupancy(1024, 64, 0), 1);
+  EXPECT_EQ(t4->occupancy(1024, 72, 0), 0);
+}
+
+TEST(DeviceLimits, ChipsWithoutARow) {
+  bool closest = false;
+  std::optional<DeviceLimits> b300 = lookupDeviceLimits("sm_103a", &closest);
+  ASSERT_TRUE(b300);
+  EXPECT_TRUE(closest);
+  EXPECT_EQ(b300->multiprocessors, 148);
+  std::optional<DeviceLimits> h100 = lookupDeviceLimits("sm_90a", &closest);
+  ASSERT_TRUE(h100);
+  EXPECT_FALSE(closest);
+  EXPECT_FALSE(lookupDeviceLimits("sm_61"));
+  EXPECT_FALSE(lookupDeviceLimits(""));
 }
 
 } // namespace

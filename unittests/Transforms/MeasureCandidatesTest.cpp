@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "gpuopt/Transforms/HFuse/MeasureCandidates.h"
+#include "gpuopt/Runtime/Device.h"
 
 #include "gtest/gtest.h"
 
@@ -72,6 +73,43 @@ TEST(MeasureCandidates, UncheckedCandidatesNeverWin) {
   std::vector<MeasuredCandidate> measured = {candidate(0.5, false),
                                              candidate(0.6, true, "differs")};
   EXPECT_EQ(chooseMeasured(b, measured, 0.01), std::nullopt);
+}
+
+TEST(MeasureCandidates, LimitsFromTheDriver) {
+  // An A100 PCIe as its driver describes it: the driver's figures win.
+  gpuopt::runtime::DeviceInfo info;
+  info.ComputeMajor = 8;
+  info.ComputeMinor = 0;
+  info.Multiprocessors = 108;
+  info.ThreadsPerMultiprocessor = 2048;
+  info.BlocksPerMultiprocessor = 32;
+  info.RegistersPerMultiprocessor = 65536;
+  info.SharedPerMultiprocessor = 167936;
+  info.MaxSharedPerBlockOptin = 166912;
+  info.ReservedSharedPerBlock = 1024;
+  DeviceLimits limits = getGPUDeviceLimits(info);
+  EXPECT_EQ(limits.multiprocessors, 108);
+  EXPECT_EQ(limits.sharedPerSM, 167936);
+  EXPECT_EQ(limits.sharedPerBlock, 166912);
+  // A driver that gives only some (the stand-in gives the SM count and the
+  // opt-in): the rest from its compute capability's row, here sm_86's.
+  gpuopt::runtime::DeviceInfo partial;
+  partial.ComputeMajor = 8;
+  partial.ComputeMinor = 6;
+  partial.Multiprocessors = 4;
+  DeviceLimits fromRow = getGPUDeviceLimits(partial);
+  EXPECT_EQ(fromRow.multiprocessors, 4);
+  EXPECT_EQ(fromRow.threadsPerSM, 1536);
+  EXPECT_EQ(fromRow.blocksPerSM, 16);
+  EXPECT_EQ(fromRow.sharedPerSM, 100 * 1024);
+  // A compute capability the table does not know: sm_90's defaults.
+  gpuopt::runtime::DeviceInfo unknown;
+  unknown.ComputeMajor = 6;
+  unknown.ComputeMinor = 1;
+  unknown.Multiprocessors = 28;
+  DeviceLimits fallback = getGPUDeviceLimits(unknown);
+  EXPECT_EQ(fallback.multiprocessors, 28);
+  EXPECT_EQ(fallback.threadsPerSM, 2048);
 }
 
 TEST(MeasureCandidates, KeyIsSHA256) {

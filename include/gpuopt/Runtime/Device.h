@@ -31,6 +31,12 @@ struct DeviceInfo {
   /// (0 where the driver does not say).
   int SharedPerMultiprocessor = 0;
   int ReservedSharedPerBlock = 0;
+  /// Resident threads, resident blocks and 32-bit registers of one SM (0
+  /// where the driver does not say): the occupancy limits the fusion model
+  /// takes from the GPU instead of its chip table.
+  int ThreadsPerMultiprocessor = 0;
+  int BlocksPerMultiprocessor = 0;
+  int RegistersPerMultiprocessor = 0;
   int L2Bytes = 0;
   int ClockKHz = 0;
   uint64_t TotalMemory = 0;

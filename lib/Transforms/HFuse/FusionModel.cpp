@@ -48,38 +48,6 @@ using namespace gpuopt;
 using namespace gpuopt::hfuse;
 using namespace gpuopt::ptx;
 
-int64_t DeviceLimits::occupancy(int64_t threads, int64_t registers,
-                                int64_t sharedBytes) const {
-  if (threads <= 0)
-    return 0;
-  int64_t warps = llvm::divideCeil(threads, 32);
-  // Registers are allocated per warp in units of 256, from one of the SM's
-  // four sub-partitions: a warp's registers never straddle two (CUDA's
-  // occupancy calculator, cuda_occupancy.h). 104 registers give 4 warps a
-  // sub-partition, 16 an SM, not 65536 / 3328 = 19.
-  int64_t perWarp = llvm::alignTo(std::max<int64_t>(registers, 1) * 32, 256);
-  if (registers > maxRegistersPerThread(threads))
-    return 0;
-  int64_t warpsByRegisters =
-      registersPerSM / subPartitions / perWarp * subPartitions;
-  int64_t byRegisters = warpsByRegisters / warps;
-  int64_t byThreads = threadsPerSM / (warps * 32);
-  int64_t byShared = sharedPerSM / (sharedBytes + sharedReservedPerBlock);
-  return std::max<int64_t>(
-      0, std::min({byRegisters, byThreads, byShared, blocksPerSM}));
-}
-
-int64_t DeviceLimits::maxRegistersPerThread(int64_t threads) const {
-  int64_t warps = std::max<int64_t>(llvm::divideCeil(threads, 32), 1);
-  // The hardware checks a block's registers as if its warps filled every
-  // sub-partition alike (warps rounded up to a multiple of four), and a
-  // warp's registers come in units of 256, 8 per thread: 576 threads may
-  // have 96, as ptxas caps them, not 65536 / 18 warps = 112.
-  int64_t perWarp =
-      registersPerSM / llvm::alignTo(warps, subPartitions) / 256 * 256;
-  return std::min<int64_t>(255, perWarp / 32);
-}
-
 std::string Candidate::describe() const {
   std::string text;
   llvm::raw_string_ostream os(text);
@@ -442,17 +410,18 @@ struct Resources {
 /// parts over the limit, and the limit; empty when none is.
 /// The most registers a thread of the fused block may have: what the block
 /// leaves per thread, or the plan's register cap when lower.
-int64_t getRegisterCap(const FusionPlan &plan, int64_t blockThreads) {
-  int64_t blockCap = DeviceLimits().maxRegistersPerThread(blockThreads);
+int64_t getRegisterCap(const FusionPlan &plan, int64_t blockThreads,
+                       const DeviceLimits &limits) {
+  int64_t blockCap = limits.maxRegistersPerThread(blockThreads);
   return plan.maxnreg ? std::min(blockCap, plan.maxnreg) : blockCap;
 }
 
 std::string describeRegisterShortfall(const FusionPlan &plan,
                                       ArrayRef<int64_t> aloneRegisters,
-                                      int64_t blockThreads) {
-  DeviceLimits limits;
+                                      int64_t blockThreads,
+                                      const DeviceLimits &limits) {
   int64_t blockCap = limits.maxRegistersPerThread(blockThreads);
-  int64_t cap = getRegisterCap(plan, blockThreads);
+  int64_t cap = getRegisterCap(plan, blockThreads, limits);
   std::string text;
   llvm::raw_string_ostream os(text);
   for (auto [part, registers] : llvm::zip(plan.parts, aloneRegisters)) {
@@ -519,7 +488,6 @@ hfuse::evaluateCandidates(ModuleOp root, const FusionPlan &base,
                           ArrayRef<bool> resizable,
                           ArrayRef<KernelProfile> profiles, int64_t cap,
                           const ModelOptions &options) {
-  DeviceLimits limits;
   MLIRContext *ctx = root.getContext();
   Location loc = options.loc.value_or(root.getLoc());
 
@@ -530,6 +498,24 @@ hfuse::evaluateCandidates(ModuleOp root, const FusionPlan &base,
     if (failed(entry))
       return failure();
     analyses.emplace_back(*entry);
+  }
+  // The SMs the model counts with: the GPU's (measure=), else the chip's
+  // row of the chip table. Without any chip ptxas refuses, below.
+  DeviceLimits limits;
+  if (options.limits) {
+    limits = *options.limits;
+  } else {
+    StringRef chip = options.chip, from = "chip=";
+    if (chip.empty() && !analyses.empty()) {
+      chip = analyses.front().getModule().getChip();
+      from = "the kernels' .target";
+    }
+    if (!chip.empty()) {
+      FailureOr<DeviceLimits> chipLimits = getDeviceLimits(chip, from, loc);
+      if (failed(chipLimits))
+        return failure();
+      limits = *chipLimits;
+    }
   }
   SmallVector<KernelKind> kinds;
   SmallVector<KernelTimes> alone;
@@ -744,8 +730,8 @@ hfuse::evaluateCandidates(ModuleOp root, const FusionPlan &base,
     Resources res = queryResources(*fused, plan.name, options, error);
     if (!res.known) {
       candidate.feasible = false;
-      std::string shortfall =
-          describeRegisterShortfall(plan, aloneRegisters, layout.blockThreads);
+      std::string shortfall = describeRegisterShortfall(
+          plan, aloneRegisters, layout.blockThreads, limits);
       candidate.reason =
           (shortfall.empty() ? "" : shortfall + "; ") + "ptxas: " + error;
       return candidate;
@@ -889,6 +875,13 @@ FailureOr<bool> hfuse::checkPlanWithPtxas(ModuleOp root, const FusionPlan &plan,
   for (const KernelAnalysis &analysis : analyses)
     analysisPtrs.push_back(&analysis);
   int64_t blockThreads = layoutThreads(plan, analysisPtrs).blockThreads;
+  // Only messages read the limits here: a chip the table lacks keeps the
+  // defaults.
+  StringRef chip = options.chip;
+  if (chip.empty() && !analyses.empty())
+    chip = analyses.front().getModule().getChip();
+  DeviceLimits limits = options.limits.value_or(
+      lookupDeviceLimits(chip).value_or(DeviceLimits()));
   OwningOpRef<ModuleOp> copy = root.clone();
   FailureOr<PTXModuleOp> fused = buildFusedKernel(*copy, plan);
   if (failed(fused))
@@ -925,7 +918,7 @@ FailureOr<bool> hfuse::checkPlanWithPtxas(ModuleOp root, const FusionPlan &plan,
                        << aloneSpills << "): it has "
                        << fusedResources.registers
                        << " registers per thread, at most "
-                       << getRegisterCap(plan, blockThreads)
+                       << getRegisterCap(plan, blockThreads, limits)
                        << " for a block of " << blockThreads
                        << " threads; it computes the same results, slower; "
                        << suggestFewerRegisters(plan);
@@ -938,7 +931,7 @@ FailureOr<bool> hfuse::checkPlanWithPtxas(ModuleOp root, const FusionPlan &plan,
   for (const Resources &res : alone)
     aloneRegisters.push_back(res.registers);
   std::string shortfall =
-      describeRegisterShortfall(plan, aloneRegisters, blockThreads);
+      describeRegisterShortfall(plan, aloneRegisters, blockThreads, limits);
   InFlightDiagnostic diag = emitError(loc)
                             << "cannot fuse into '" << plan.name << "' by "
                             << stringifyFusionStrategy(plan.strategy)

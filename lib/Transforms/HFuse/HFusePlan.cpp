@@ -576,6 +576,8 @@ void HFusePlanPass::runOnOperation() {
       return signalPassFailure();
     measurement = std::move(*prepared);
     unmeasuredWhy = measurement->unmeasuredReason().str();
+    // With a GPU the model counts its SMs, not the chip table's.
+    modelOptions.limits = measurement->deviceLimits();
     if (unmeasuredWhy.empty())
       if (std::optional<MeasuredDecision> cached = measurement->lookup(root)) {
         if (cached->fuse)

@@ -64,6 +64,27 @@ std::string hfuse::getDefaultCacheDir() {
   return std::string(dir);
 }
 
+DeviceLimits hfuse::getGPUDeviceLimits(const rt::DeviceInfo &info) {
+  std::string chip =
+      "sm_" + std::to_string(info.ComputeMajor * 10 + info.ComputeMinor);
+  DeviceLimits limits = lookupDeviceLimits(chip).value_or(DeviceLimits());
+  auto take = [](int64_t &field, int value) {
+    if (value > 0)
+      field = value;
+  };
+  take(limits.multiprocessors, info.Multiprocessors);
+  take(limits.threadsPerSM, info.ThreadsPerMultiprocessor);
+  take(limits.blocksPerSM, info.BlocksPerMultiprocessor);
+  take(limits.registersPerSM, info.RegistersPerMultiprocessor);
+  take(limits.sharedPerSM, info.SharedPerMultiprocessor);
+  take(limits.sharedPerBlock, info.MaxSharedPerBlockOptin);
+  // 0 is a value here (before compute capability 8.0), but also what a
+  // driver that does not know the attribute leaves: only a known chip's
+  // row can tell, and a reported value replaces it.
+  take(limits.sharedReservedPerBlock, info.ReservedSharedPerBlock);
+  return limits;
+}
+
 double MeasuredBaselines::bestMs() const {
   double best = -1;
   for (double t : {serialMs, concurrentMs, graphMs})
@@ -342,6 +363,7 @@ FailureOr<std::unique_ptr<CandidateMeasurement>> CandidateMeasurement::prepare(
   }
   s.gpu = std::move(*gpu);
   const rt::DeviceInfo &info = s.gpu->info();
+  m->limits = getGPUDeviceLimits(info);
 
   // The key: everything the decision depends on.
   llvm::json::Object keyInputs;

@@ -18,8 +18,9 @@
 #include "gpuopt/Analysis/KernelAnalysis.h"
 #include "gpuopt/Dialect/GPUOpt/GPUOptAttributes.h"
 #include "gpuopt/Dialect/GPUOpt/GPUOptDialect.h"
+#include "gpuopt/Target/PTX/ChipLimits.h"
 #include "gpuopt/Target/PTX/ExportPTX.h"
-#include "gpuopt/Transforms/HFuse/FusionModel.h"
+#include "gpuopt/Transforms/HFuse/DeviceLimits.h"
 #include "gpuopt/Transforms/Passes.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -358,14 +359,15 @@ struct ProbeKeepOccupancyPass
   /// with a warning and a `gpuopt.probe_occupancy` record for the manifest.
   LogicalResult capRegisters(MutableArrayRef<ProbedKernel> kernels,
                              const PtxasOptions &ptxasOptions) {
-    hfuse::DeviceLimits limits;
     struct Cap {
       ProbedKernel *kernel;
       unsigned registers;
       OccupancyDrop drop;
-      /// The block sizes and shared memory the cap was chosen for.
+      /// The block sizes and shared memory the cap was chosen for, on the
+      /// SMs of the chip the kernel targets.
       SmallVector<int64_t> threads;
       int64_t shared;
+      hfuse::DeviceLimits limits;
     };
     SmallVector<Cap> caps;
     SmallVector<PTXModuleOp> capped;
@@ -376,19 +378,36 @@ struct ProbeKeepOccupancyPass
       if (failed(checkWarpSpecialized(entry, before, after)) ||
           entry.getMaxnreg())
         continue;
+      // Blocks per SM of the chip it targets (the chip table); without its
+      // limits no cap is known to keep anything.
+      auto module = entry->getParentOfType<PTXModuleOp>();
+      StringRef chip = ptxasOptions.chip;
+      if (chip.empty())
+        chip = module.getChip();
+      std::optional<hfuse::DeviceLimits> limits =
+          hfuse::lookupDeviceLimits(chip);
+      if (!limits) {
+        entry.emitWarning()
+            << "probe: '" << entry.getSymName()
+            << "' is not capped to keep its occupancy: the chip table has "
+               "no row for '"
+            << chip << "' (it knows " << getKnownChipNames()
+            << "); give chip= the chip it will run on";
+        continue;
+      }
       SmallVector<int64_t> threads = getLaunchThreads(entry);
       int64_t shared = getSharedBytes(entry, before);
       unsigned keep =
-          getOccupancyRegisters(limits, threads, shared, before.registers);
+          getOccupancyRegisters(*limits, threads, shared, before.registers);
       if (after.registers <= keep)
         continue;
       std::optional<OccupancyDrop> drop = getWorstDrop(
-          limits, threads, shared, before.registers, after.registers);
+          *limits, threads, shared, before.registers, after.registers);
       if (!drop)
         continue;
       entry.setMaxnreg(keep);
-      caps.push_back({&kernel, keep, *drop, std::move(threads), shared});
-      auto module = entry->getParentOfType<PTXModuleOp>();
+      caps.push_back(
+          {&kernel, keep, *drop, std::move(threads), shared, *limits});
       if (!llvm::is_contained(capped, module))
         capped.push_back(module);
     }
@@ -431,6 +450,7 @@ struct ProbeKeepOccupancyPass
       // fit an SM at all fails to launch.
       ArrayRef<int64_t> threads = cap.threads;
       int64_t shared = cap.shared;
+      const hfuse::DeviceLimits &limits = cap.limits;
       auto [fit, tooLarge] = getLaunchableRegisters(
           limits, threads, shared, before.registers, after.registers);
       unsigned registers = std::min(after.registers, fit);

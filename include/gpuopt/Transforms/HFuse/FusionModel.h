@@ -11,6 +11,7 @@
 #ifndef GPUOPT_TRANSFORMS_HFUSE_FUSIONMODEL_H
 #define GPUOPT_TRANSFORMS_HFUSE_FUSIONMODEL_H
 
+#include "gpuopt/Transforms/HFuse/DeviceLimits.h"
 #include "gpuopt/Transforms/HFuse/FusionPlan.h"
 
 namespace gpuopt::hfuse {
@@ -18,29 +19,12 @@ namespace gpuopt::hfuse {
 struct ModelOptions {
   std::string chip;
   std::string ptxas;
+  /// The GPU's limits, from its driver (measure= with a GPU); else the
+  /// model takes the chip's row of the chip table (getDeviceLimits).
+  std::optional<DeviceLimits> limits;
   /// Where errors about the kernels as a whole go (the config, the kernels=
   /// option); the root's location when unset.
   std::optional<mlir::Location> loc;
-};
-
-/// Per-SM limits of the target (sm_90 unless told otherwise).
-struct DeviceLimits {
-  int64_t multiprocessors = 132;
-  int64_t threadsPerSM = 2048;
-  int64_t registersPerSM = 65536;
-  int64_t blocksPerSM = 32;
-  int64_t sharedPerSM = 233472;
-  int64_t sharedReservedPerBlock = 1024;
-  /// Register file sub-partitions (one per warp scheduler).
-  int64_t subPartitions = 4;
-
-  /// Resident blocks per SM for a block of `threads` threads, `registers`
-  /// registers per thread and `sharedBytes` of shared memory.
-  int64_t occupancy(int64_t threads, int64_t registers,
-                    int64_t sharedBytes) const;
-  /// The most registers a thread of a `threads`-thread block can have (what
-  /// ptxas caps a kernel to when one block must fit on an SM).
-  int64_t maxRegistersPerThread(int64_t threads) const;
 };
 
 /// One kernel alone, from a `gpu-run --json` profile: its time at its own

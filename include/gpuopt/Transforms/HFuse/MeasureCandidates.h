@@ -23,6 +23,10 @@
 #include <string>
 #include <vector>
 
+namespace gpuopt::runtime {
+struct DeviceInfo;
+} // namespace gpuopt::runtime
+
 namespace gpuopt::hfuse {
 
 struct MeasureOptions {
@@ -120,6 +124,9 @@ public:
   llvm::StringRef cacheKey() const { return key; }
   /// The cache file of this key; empty without a GPU or cache.
   std::string cachePath() const;
+  /// The GPU's limits, which the model counts with instead of the chip
+  /// table's (getGPUDeviceLimits); none without a GPU.
+  const std::optional<DeviceLimits> &deviceLimits() const { return limits; }
 
   /// The decision cached for this key, if any. An entry that cannot be
   /// read or whose plan no longer applies is ignored with a warning (and
@@ -139,6 +146,7 @@ private:
   MeasureOptions options;
   mlir::Location loc = mlir::UnknownLoc();
   std::string unmeasured, key, cacheDir;
+  std::optional<DeviceLimits> limits;
 };
 
 /// Sets the decision's plan on `root` and explains it in a remark at `loc`,
@@ -146,6 +154,13 @@ private:
 mlir::LogicalResult applyMeasuredDecision(mlir::ModuleOp root,
                                           const MeasuredDecision &decision,
                                           mlir::Location loc);
+
+/// The limits of the GPU `info` describes: the driver's SM count, threads,
+/// blocks, registers and shared memory per SM, shared memory per block and
+/// reserved per block; for any the driver does not give (0), its compute
+/// capability's row of the chip table (or, for one the table does not
+/// know, sm_90's).
+DeviceLimits getGPUDeviceLimits(const runtime::DeviceInfo &info);
 
 /// $XDG_CACHE_HOME/gpu-opt/hfuse, else $HOME/.cache/gpu-opt/hfuse; empty
 /// when neither is known.
