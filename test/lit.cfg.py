@@ -90,8 +90,9 @@ config.substitutions.append(
                   "libfakecuda_emulated.so")))
 
 # Unit tests of the dialect and the libraries the passes use
-# (unittests/Dialect, Target, Transforms).
+# (unittests/Analysis, Dialect, Target, Transforms).
 for name, folder, binary in (
+        ("analysis", "Analysis", "GPUOptAnalysisTests"),
         ("dialect", "Dialect", "GPUOptDialectTests"),
         ("target", "Target", "GPUOptTargetTests"),
         ("transforms", "Transforms", "GPUOptTransformsTests")):

@@ -11,6 +11,7 @@
 #include "ptx/IR/PTXParser.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -247,6 +248,57 @@ int64_t KernelAnalysis::getMaxBarrierId() const {
 bool KernelAnalysis::hasDynamicBarrierIds() const {
   return llvm::any_of(barriers,
                       [](const BarrierUse &u) { return u.dynamicId; });
+}
+
+const std::optional<EarlyExit> &KernelAnalysis::getEarlyExit() const {
+  if (earlyExit)
+    return *earlyExit;
+  // The barriers an exited thread counts as arrived at: those that wait for
+  // the whole block (no thread count; `bar.arrive` does not wait), and calls
+  // of device functions that contain one. A barrier with a count waits for
+  // that many threads in the fused kernel as in the kernel alone.
+  llvm::DenseSet<Operation *> blockBarriers;
+  llvm::StringSet<> waitingFunctions;
+  for (const BarrierUse &use : barriers) {
+    if (use.kind == BarrierUse::Kind::Arrive || use.countOperand >= 0)
+      continue;
+    blockBarriers.insert(use.op);
+    if (auto func = use.op->getParentOfType<FuncOp>())
+      waitingFunctions.insert(func.getSymName());
+  }
+  auto calledSymbols = [](InstOp inst) {
+    SmallVector<StringRef> symbols;
+    for (Attribute operand : inst.getPtxOperands())
+      if (auto sym = dyn_cast<FlatSymbolRefAttr>(operand))
+        symbols.push_back(sym.getValue());
+    return symbols;
+  };
+  // A callee that calls a waiting function waits too.
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (FuncOp callee : callees)
+      if (!waitingFunctions.contains(callee.getSymName()))
+        callee->walk([&](InstOp inst) {
+          if (getOpcodeKind(inst.getOpcode()) == OpcodeKind::Call)
+            for (StringRef symbol : calledSymbols(inst))
+              if (waitingFunctions.contains(symbol))
+                changed |= waitingFunctions.insert(callee.getSymName()).second;
+        });
+  }
+  earlyExit = findEarlyExit(entry, [&](InstOp inst) {
+    if (blockBarriers.contains(inst))
+      return true;
+    if (getOpcodeKind(inst.getOpcode()) != OpcodeKind::Call)
+      return false;
+    SmallVector<StringRef> symbols = calledSymbols(inst);
+    // An indirect call may reach any function.
+    if (symbols.empty())
+      return !waitingFunctions.empty();
+    return llvm::any_of(symbols, [&](StringRef symbol) {
+      return waitingFunctions.contains(symbol);
+    });
+  });
+  return *earlyExit;
 }
 
 std::string KernelAnalysis::getFusionHazard() const {

@@ -113,6 +113,8 @@ void printAnalysis(const KernelAnalysis &a, llvm::raw_ostream &os) {
               if (e.inDeviceFunction)
                 os << " in " << e.op->getParentOfType<FuncOp>().getSymName();
             });
+  if (const std::optional<EarlyExit> &early = a.getEarlyExit())
+    os << "  early exit: " << early->describe() << "\n";
 
   os << "  shared: static " << a.getStaticSharedBytes() << " bytes";
   if (!a.getStaticShared().empty()) {

@@ -15,6 +15,7 @@
 #ifndef GPUOPT_ANALYSIS_KERNELANALYSIS_H
 #define GPUOPT_ANALYSIS_KERNELANALYSIS_H
 
+#include "gpuopt/Analysis/EarlyExit.h"
 #include "ptx/IR/PTX.h"
 
 #include "llvm/ADT/SetVector.h"
@@ -164,6 +165,12 @@ public:
   std::optional<ResizeBlocker> getResizeBlocker() const;
   bool isResizable() const { return !getResizeBlocker(); }
 
+  /// Where some threads may leave the kernel while others of their block
+  /// may still wait at a CTA barrier (EarlyExit.h), or std::nullopt. Such
+  /// a kernel relies on exited threads counting as arrived, which a part of
+  /// a fused block whose barriers wait for a thread count does not give.
+  const std::optional<EarlyExit> &getEarlyExit() const;
+
 private:
   void analyzeFunction(mlir::Operation *function, bool isEntry);
   void analyzeInstruction(ptx::InstOp inst, bool inDeviceFunction);
@@ -188,6 +195,8 @@ private:
   llvm::SmallVector<ptx::InstOp> setmaxnreg;
   llvm::SetVector<llvm::StringRef> unknownOpcodes;
   unsigned numInstructions = 0, numGlobalMemory = 0, numTensor = 0;
+  /// getEarlyExit's answer, computed on first use.
+  mutable std::optional<std::optional<EarlyExit>> earlyExit;
 };
 
 using ptx::mapOperandLeaves;

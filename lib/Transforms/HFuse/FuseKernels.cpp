@@ -52,6 +52,16 @@ struct PartContext {
   llvm::StringSet<> dynamicShared;
   std::string endLabel;
 
+  /// Threads that leave the kernel early (KernelAnalysis::getEarlyExit)
+  /// while its barriers wait for a thread count in the fused block: its
+  /// exits branch to `drainLabel`, where leaving threads keep arriving at
+  /// its block barrier (`barrier.red.or.pred`, voting false) until every
+  /// thread of the part votes false there; its block barriers vote true
+  /// (`livePred`). `drainBarrier` is the rewritten id and count.
+  bool drain = false;
+  std::string drainLabel, livePred, morePred;
+  SmallVector<Attribute> drainBarrier;
+
   /// Replicated parts (replicas > 1): copy c of the part uses barrier ids
   /// `barrierBase + c * barrierIds + id` and, for each shared variable (by
   /// its name in the fused module; kDynamicSmemName for the dynamic array),
@@ -158,6 +168,10 @@ private:
                                 const llvm::StringMap<std::string> &view);
   LogicalResult rewriteSharedCopies(InstOp inst, PartContext &part,
                                     std::string &offsetKey);
+  LogicalResult rewriteDrainedBarrier(InstOp inst, PartContext &part,
+                                      bool isEntryBody, bool isReduce,
+                                      ArrayRef<Attribute> idCount);
+  LogicalResult emitDrain(Operation *container, PartContext &part);
   void emitCopyRegisters(PTXBuilder &pb, PTXNamespace &names, PartContext &part,
                          RegisterAttr copy);
   Attribute rewriteOperand(Attribute operand, PartContext &part,
@@ -839,6 +853,12 @@ KernelFuser::rewritePartCode(Operation *container, PartContext &part,
       part.lastSharedVar = var;
     }
   }
+  if (isEntryBody && part.drain) {
+    part.drainLabel = part.copyNames->newName("$__hf_drain").str();
+    part.livePred = part.copyNames->newName("%__hf_live").str();
+    part.morePred = part.copyNames->newName("%__hf_more").str();
+    part.drainBarrier.clear();
+  }
   for (InstOp inst : insts) {
     StringRef opcode = inst.getOpcode();
     OpcodeKind kind = getOpcodeKind(opcode);
@@ -852,8 +872,8 @@ KernelFuser::rewritePartCode(Operation *container, PartContext &part,
         modifiers.push_back(builder.getStringAttr("uni"));
       inst.setOpcode("bra");
       inst.setModifiersAttr(builder.getArrayAttr(modifiers));
-      inst.setPtxOperandsAttr(
-          builder.getArrayAttr({LabelRefAttr::get(ctx, part.endLabel)}));
+      inst.setPtxOperandsAttr(builder.getArrayAttr({LabelRefAttr::get(
+          ctx, part.drain ? part.drainLabel : part.endLabel)}));
       continue;
     }
     // A replicated part's shared variables: each copy its own.
@@ -933,11 +953,95 @@ KernelFuser::rewritePartCode(Operation *container, PartContext &part,
     int64_t partThreads = part.plan->getThreads();
     bool needsCount = plan.strategy == FusionStrategy::Thread ||
                       partThreads < part.fusedThreads;
-    if (operands.size() < withCount && needsCount)
+    bool wholeBlock = operands.size() < withCount;
+    if (wholeBlock && needsCount)
       operands.insert(operands.begin() + first + 1,
                       IntImmAttr::get(ctx, partThreads, /*hex=*/false));
     inst.setPtxOperandsAttr(builder.getArrayAttr(operands));
+    if (part.drain && wholeBlock && !inst.hasModifier("arrive") &&
+        failed(rewriteDrainedBarrier(inst, part, isEntryBody, isReduce,
+                                     ArrayRef(operands).drop_front(first))))
+      return failure();
   }
+  if (isEntryBody && part.drain)
+    return emitDrain(container, part);
+  return success();
+}
+
+LogicalResult KernelFuser::rewriteDrainedBarrier(InstOp inst, PartContext &part,
+                                                 bool isEntryBody,
+                                                 bool isReduce,
+                                                 ArrayRef<Attribute> idCount) {
+  auto refuse = [&](StringRef why) {
+    return inst.emitError("cannot fuse kernel '")
+           << part.plan->kernel
+           << "' safely: " << part.analysis->getEarlyExit()->describe()
+           << "; alone, threads that left count as arrived at its block "
+              "barriers, but in the fused block they must keep arriving, "
+              "and "
+           << why
+           << "; fuse it with a strategy that gives it whole blocks of its "
+              "own size (interleave or dynamic, units=1)";
+  };
+  if (!isEntryBody)
+    return refuse("this barrier is in a device function");
+  if (isReduce)
+    return refuse("'" + inst.getFullOpcode() +
+                  "' already reduces a value, which cannot carry whether "
+                  "threads are still running");
+  if (part.drainBarrier.empty())
+    part.drainBarrier.assign(idCount.begin(), idCount.end());
+  else if (part.drainBarrier.front() != idCount.front())
+    return refuse("its block barriers use more than one id");
+  OpBuilder builder(inst);
+  PTXBuilder pb(builder, inst.getLoc());
+  SmallVector<Attribute> operands{pb.reg(part.morePred)};
+  llvm::append_range(operands, idCount);
+  operands.push_back(pb.reg(part.livePred));
+  // Not `.aligned`: a warp's leaving lanes arrive at the drain's barrier
+  // while its others arrive here.
+  InstBuilder red = pb.inst("barrier").mods({"red", "or"}).pred();
+  if (RegisterAttr guard = inst.getGuardAttr())
+    red.guard(guard, inst.getGuardNegated());
+  red.create(operands);
+  inst.erase();
+  return success();
+}
+
+/// The drain of a part whose threads may leave early: `livePred` set at its
+/// start, and at its end the loop where finished threads wait until no
+/// thread of the part is still running.
+///
+///   $drain:
+///     barrier.red.or.pred %more, id, count, !%live;
+///     @%more bra $drain;
+LogicalResult KernelFuser::emitDrain(Operation *container, PartContext &part) {
+  // Its block barriers are all in device functions (which refuse it).
+  if (part.drainBarrier.empty())
+    return container->emitError("cannot fuse kernel '")
+           << part.plan->kernel
+           << "' safely: " << part.analysis->getEarlyExit()->describe()
+           << "; its block barrier is in a device function, where gpu-opt "
+              "cannot keep leaving threads arriving; fuse it with a strategy "
+              "that gives it whole blocks of its own size (interleave or "
+              "dynamic, units=1)";
+  Block *body = &container->getRegion(0).front();
+  OpBuilder builder(ctx);
+  if (part.lastSharedVar)
+    builder.setInsertionPointAfter(part.lastSharedVar);
+  else
+    builder.setInsertionPointToStart(body);
+  PTXBuilder pb(builder, container->getLoc());
+  RegisterAttr live = pb.reg(".pred", part.livePred);
+  RegisterAttr more = pb.reg(".pred", part.morePred);
+  pb.inst("mov").pred().create({live, 1});
+  builder.setInsertionPointToEnd(body);
+  pb.label(part.drainLabel);
+  SmallVector<Attribute> operands{more};
+  llvm::append_range(operands, part.drainBarrier);
+  operands.push_back(pb.negate(live));
+  pb.inst("barrier").mods({"red", "or"}).pred().create(operands);
+  pb.inst("bra").guard(more).create({pb.labelRef(part.drainLabel)});
   return success();
 }
 
@@ -1085,9 +1189,11 @@ void KernelFuser::buildEntry() {
       }
     }
   }
-  // With per-part setmaxnreg budgets, the launch count whose pool holds
-  // them all (ptxas honours setmaxnreg only under `.maxnreg`).
-  int64_t launchRegisters = getLaunchRegisters(plan);
+  // The cap the fused block allows (or a smaller one asked for), or with
+  // per-part setmaxnreg budgets the launch count whose pool holds them all
+  // (ptxas honours setmaxnreg only under `.maxnreg`).
+  int64_t launchRegisters =
+      getFusedRegisterCap(plan, layout.blockThreads, analyses);
   // The fused kernel stands where its parts' kernels stood: diagnostics
   // about it (probes, ptxas) point at them.
   SmallVector<Location> partLocs;
@@ -1405,6 +1511,12 @@ FailureOr<PTXModuleOp> KernelFuser::run() {
     part.fusedThreads = layout.blockThreads;
     part.barrierBase = barrierBase;
     part.barrierIds = analysis.getMaxBarrierId() + 1;
+    // Its block barriers wait for a thread count here, or a barrier after
+    // it waits for its threads: threads that leave early must be kept.
+    part.drain =
+        analysis.getEarlyExit() &&
+        (plan.strategy == FusionStrategy::Thread ||
+         part.plan->getThreads() < layout.blockThreads || plan.units > 1);
     int64_t replicas = part.plan->replicas;
     if (plan.strategy == FusionStrategy::Thread)
       barrierBase += replicas * part.barrierIds;

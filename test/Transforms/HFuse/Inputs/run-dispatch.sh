@@ -6,8 +6,8 @@
 # one's last block reset) and compares every output of both launches byte
 # for byte with the kernels run apart.
 #
-# scale gets as many elements as threads, so that none of its threads leaves
-# before its barrier (which the fused block counts).
+# scale gets as many elements as threads: none of its threads leaves before
+# its barrier (run-early-exit.sh runs kernels whose threads do).
 #
 # usage: run-dispatch.sh OUT_DIR   ($BIN: the folder with gpu-opt and gpu-run)
 # On a machine without gpu-opt, DISPATCH_SKIP_FUSE=1 reuses the fused kernels
