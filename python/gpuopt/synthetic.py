@@ -41,16 +41,20 @@ def layout(fields):
     return dtype, out, rec
 
 
-def dtype_of(probe, part=False):
-    return layout(FIELDS[probe] + ([("part", "u32")] if part else []))[0]
+def dtype_of(probe, part=False, copy=False):
+    """A built-in probe's record dtype; with `part` (and `copy`) the fields
+    the probe pass appends to a fused kernel's records."""
+    return layout(FIELDS[probe] + ([("part", "u32")] if part else [])
+                  + ([("copy", "u32")] if copy else []))[0]
 
 
 def write_trace(path, maps, grid, block, kernel="k", fused_from=None,
-                device=None):
+                device=None, strategy="thread"):
     """maps: list of dicts {"name", "records" (blocks, units, capacity)
     structured array, optional "probe", "level", "counts" (blocks, units)
-    -> a dynamic map, "overflow"}. fused_from: list of kernel names (the
-    manifest then describes a fused kernel)."""
+    -> a dynamic map, "overflow"}. fused_from: list of kernel names, or of
+    dicts of fused_from keys ("kernel", "threads", "replicas", ...) (the
+    manifest then describes a fused kernel, by strategy `strategy`)."""
     os.makedirs(path)
     entries, probes = [], []
     for i, m in enumerate(maps):
@@ -94,12 +98,17 @@ def write_trace(path, maps, grid, block, kernel="k", fused_from=None,
                                                   "dynamic_smem": 0},
          "probes": probes}
     if fused_from:
-        k["fusion_strategy"] = "thread"
+        k["fusion_strategy"] = strategy
         k["fused_from"] = [{"kernel": n, "threads": [0, 0], "grid": "runtime",
                             "dynamic_smem_offset": 0, "dynamic_smem": 0, "arg_map": []}
+                           if isinstance(n, str) else
+                           {"threads": [0, 0], "grid": "runtime", "dynamic_smem_offset": 0,
+                            "dynamic_smem": 0, "arg_map": []} | n
                            for n in fused_from]
     with open(os.path.join(path, "manifest.json"), "w") as f:
         version = 4 if any("counts" in e for e in entries) else 3
+        if any(isinstance(n, dict) and n.get("replicas", 1) != 1 for n in fused_from or []):
+            version = 6  # fused_from's replicas
         json.dump({"manifest_version": version,
                    "module": {"path": "k.probed.ptx", "format": "ptx"},
                    "kernels": [k]}, f, indent=1)

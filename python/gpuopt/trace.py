@@ -11,7 +11,11 @@ Maps of `capacity: dynamic` probes also have a counts file (trace.json's
 writer tried to save. Only min(count, capacity) were written; `valid(name)`
 masks the rest. Records of a fused kernel may carry a `part` field, the
 index of the fused_from part that wrote them (NO_PART: none);
-`part_names(trace)` names the parts from manifest.json.
+`part_names(trace)` names the parts from manifest.json. When a part of a
+thread split runs several of its blocks per fused block (`replicas` in
+fused_from), records also carry `copy`, which of them the writer ran;
+`part_blocks` and `part_units` give each record's block and unit as the
+part's own kernel, launched apart, would number them.
 """
 
 import json
@@ -193,18 +197,92 @@ def load(path):
     return Trace(path)
 
 
+def fused_kernel(trace):
+    """manifest.json's entry of the traced kernel (else its first kernel
+    with fused_from); {} without a manifest."""
+    kernels = (trace.manifest or {}).get("kernels") or []
+    named = [k for k in kernels if k.get("name") == trace.info.get("kernel")]
+    if named:
+        return named[0]
+    return next((k for k in kernels if k.get("fused_from")), {})
+
+
 def part_names(trace):
     """Part index -> kernel name of a fused kernel, from manifest.json's
     kernel with fused_from (the traced kernel's entry when it has one);
     {} for an unfused kernel or a trace without a manifest."""
-    kernels = (trace.manifest or {}).get("kernels") or []
-    named = [k for k in kernels if k.get("name") == trace.info.get("kernel")]
-    if named:
-        kernel = named[0]
-    else:
-        kernel = next((k for k in kernels if k.get("fused_from")), {})
     return {i: p.get("kernel", f"part {i}")
-            for i, p in enumerate(kernel.get("fused_from") or [])}
+            for i, p in enumerate(fused_kernel(trace).get("fused_from") or [])}
+
+
+def _parts_of(trace, records):
+    """(fused_from, part per record, copy per record) of a thread split
+    whose records name their part; None when the part's own blocks cannot
+    be told (block-level strategies) or records have no part."""
+    names = records.dtype.names or ()
+    if "part" not in names:
+        return None
+    kernel = fused_kernel(trace)
+    if kernel.get("fusion_strategy", "thread") != "thread":
+        return None
+    part = records["part"].astype(np.int64)
+    copy = (records["copy"].astype(np.int64) if "copy" in names
+            else np.where(part == NO_PART, NO_PART, 0))
+    return kernel.get("fused_from") or [], part, copy
+
+
+def part_blocks(trace, records, block):
+    """Per record (`records` and `block` flat, as valid_records gives them),
+    the linear index of the block of its own part that wrote it, the index
+    that part's kernel launched apart sees: under the thread split the fused
+    block times the part's `replicas`, plus the record's `copy`. The block
+    itself for a kernel that is not fused; -1 for a record written outside
+    every part (NO_PART) and under the block-level strategies, whose records
+    do not say which block of its part a fused block ran."""
+    block = np.asarray(block, np.int64)
+    if "part" not in (records.dtype.names or ()):
+        return block.copy()
+    out = np.full(block.shape, -1, np.int64)
+    parts = _parts_of(trace, records)
+    if parts is None:
+        return out
+    fused_from, part, copy = parts
+    for p, entry in enumerate(fused_from):
+        sel = (part == p) & (copy != NO_PART)
+        out[sel] = block[sel] * int(entry.get("replicas", 1)) + copy[sel]
+    return out
+
+
+def part_units(trace, name, records, unit):
+    """Per record of map `name` (flat, with its slot's `unit`), its unit in
+    its own part's block: the thread or warp index the part's kernel
+    launched apart sees (0 for a block-level map): the fused unit less the
+    part's first thread (in warps for a warp-level map) and the copies
+    before its own. The unit itself for a kernel that is not fused; -1
+    where part_blocks gives -1."""
+    unit = np.asarray(unit, np.int64)
+    if "part" not in (records.dtype.names or ()):
+        return unit.copy()
+    out = np.full(unit.shape, -1, np.int64)
+    parts = _parts_of(trace, records)
+    if parts is None:
+        return out
+    fused_from, part, copy = parts
+    level = trace.map_info(name).get("level")
+    if level is None:
+        level = next((m.get("level") for m in fused_kernel(trace).get("probes") or []
+                      if m.get("name") == name), "thread")
+    for p, entry in enumerate(fused_from):
+        sel = (part == p) & (copy != NO_PART)
+        lo, hi = entry.get("threads", [0, 0])
+        threads = (hi - lo) // int(entry.get("replicas", 1))
+        if level == "block":
+            out[sel] = 0
+        elif level == "warp":
+            out[sel] = unit[sel] - lo // 32 - copy[sel] * -(-threads // 32)
+        else:
+            out[sel] = unit[sel] - lo - copy[sel] * threads
+    return out
 
 
 def part_label(names, part):

@@ -21,7 +21,8 @@ import sys
 
 import numpy as np
 
-from gpuopt.trace import (TraceError, load, part_label, part_names, parts,
+from gpuopt.trace import (TraceError, load, part_blocks, part_label, part_names,
+                          part_units, parts,
                           perfetto_names, perfetto_slice, perfetto_trace,
                           summary_part_label)
 
@@ -30,8 +31,10 @@ MAP = "warp_sched"
 
 def warps_of(trace):
     """The written warp records as flat arrays: gstart, gend (ns), sm, slot
-    (%warpid), block, unit (warp of the block), part (when present); and the
-    number of records that were not written (gend == 0)."""
+    (%warpid), block, unit (warp of the block), part (when present) with
+    part_block and part_warp (the block and warp as the part's own kernel
+    numbers them; -1 where not known); and the number of records that were
+    not written (gend == 0)."""
     trace.require(MAP, ["gstart", "gend", "sm", "warp"])
     recs, block, unit = trace.valid_records(MAP)
     written = recs["gend"] != 0
@@ -41,7 +44,19 @@ def warps_of(trace):
          "block": block, "unit": unit, "records": recs}
     if "part" in (recs.dtype.names or ()):
         w["part"] = recs["part"].astype(np.int64)
+        w["part_block"] = part_blocks(trace, recs, block)
+        w["part_warp"] = part_units(trace, MAP, recs, unit)
     return w, int((~written).sum())
+
+
+def _warp(w, i, t0):
+    """One warp of the last ones: where it ran and when it ended; in a
+    fused kernel also its block and warp in its own part's numbering."""
+    d = {"block": int(w["block"][i]), "warp": int(w["unit"][i]), "sm": int(w["sm"][i]),
+         "slot": int(w["slot"][i]), "end_ns": int(w["gend"][i]) - t0}
+    if "part_block" in w and w["part_block"][i] >= 0:
+        d |= {"part_block": int(w["part_block"][i]), "part_warp": int(w["part_warp"][i])}
+    return d
 
 
 def _summary(w, sel, t0, last_share=0.1):
@@ -69,9 +84,7 @@ def _summary(w, sel, t0, last_share=0.1):
             "first_idle_sm": idle["sm"], "tail_start_ns": idle["end_ns"],
             "last_warps": {"count": k, "from_ns": int(ge[order].min()) - t0,
                            "sms": dict(sorted(last_sms.items(), key=lambda kv: -kv[1])),
-                           "warps": [{"block": int(w["block"][i]), "warp": int(w["unit"][i]),
-                                      "sm": int(w["sm"][i]), "slot": int(w["slot"][i]),
-                                      "end_ns": int(w["gend"][i]) - t0} for i in idx]},
+                           "warps": [_warp(w, i, t0) for i in idx]},
             "warps_per_sm": {"min": int(counts.min()), "mean": float(counts.mean()),
                              "max": int(counts.max())},
             "per_sm": per_sm}
@@ -106,6 +119,11 @@ def perfetto(trace, w):
         if "part" in w:
             args["part"] = part_label(names, w["part"][i])
             name += f" {args['part']}"
+            if w["part_block"][i] >= 0:
+                # The part's own block and warp, as its kernel apart numbers them.
+                args["part_block"] = int(w["part_block"][i])
+                args["part_warp"] = int(w["part_warp"][i])
+                name += f" block {args['part_block']} warp {args['part_warp']}"
         events.append(perfetto_slice(name, w["sm"][i], w["slot"][i],
                                      (int(w["gstart"][i]) - t0) / 1000.0,
                                      (int(w["gend"][i]) - int(w["gstart"][i])) / 1000.0,

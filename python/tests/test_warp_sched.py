@@ -123,3 +123,30 @@ def test_errors(tmp_path, capsys):
                     [2, 1, 1], [64, 1, 1])
     assert ws.main([str(tmp_path / "z")]) == 2
     assert "no 'warp_sched' records were written" in capsys.readouterr().err
+
+
+def test_replicated_part_blocks(tmp_path):
+    # Two fused blocks of part a (2 warps) and two copies of part b (1 warp
+    # each): b's blocks are fused block x 2 + copy.
+    rec = np.zeros((2, 4, 1), syn.dtype_of("warp_sched", part=True, copy=True))
+    for b in range(2):
+        for w in range(4):
+            part, copy = (0, 0) if w < 2 else (1, w - 2)
+            rec[b, w, 0] = (G + 10 * w, G + 100 + 10 * w + b, 0, w, part, copy)
+    t = tr.load(syn.write_trace(str(tmp_path / "r"), [{"name": "warp_sched", "records": rec}],
+                                [2, 1, 1], [128, 1, 1], kernel="fused",
+                                fused_from=[{"kernel": "a", "threads": [0, 64]},
+                                            {"kernel": "b", "threads": [64, 128],
+                                             "replicas": 2}]))
+    w, missing = ws.warps_of(t)
+    assert missing == 0
+    b = w["part"] == 1
+    assert w["part_block"][b].tolist() == [0, 1, 2, 3] and (w["part_warp"][b] == 0).all()
+    s = ws.analyse(t, w)
+    # the last warp: fused block 1's copy 1, b's block 3
+    assert s["last_warps"]["warps"][0] | {} == {"block": 1, "warp": 3, "sm": 0, "slot": 3,
+                                                "end_ns": 131, "part_block": 3, "part_warp": 0}
+    events = [e for e in ws.perfetto(t, w)["traceEvents"] if e["ph"] == "X"]
+    e = next(e for e in events if e["args"]["block"] == 1 and e["args"]["warp"] == 2)
+    assert (e["args"]["part"], e["args"]["part_block"], e["args"]["part_warp"]) == ("b", 2, 0)
+    assert e["name"] == "block 1 warp 2 b block 2 warp 0"

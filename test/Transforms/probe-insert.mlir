@@ -63,6 +63,30 @@
 // CHECK-NEXT:    ptx.inst "ret"
 // CHECK-NEXT:  }
 
+// A fused kernel (a thread split) with a replicated part: no part and no
+// copy until a thread enters a part's scope; there each part sets its index
+// and the copy of its block the thread runs: 0 for part 0, of one block;
+// (%tid.x - 32) / 64 for the two 64-thread copies of part 1 on threads
+// [32, 160), as --hfuse-apply computes it.
+// CHECK-LABEL: ptx.entry ".visible .entry rep(
+// CHECK-NEXT:    ptx.probe "kernel.entry" buffers ["__probe_block_sched"] {
+// CHECK:           ptx.reg ".reg .b32 %__pr_part"
+// CHECK-NEXT:      ptx.reg ".reg .b32 %__pr_copy"
+// CHECK-NEXT:      ptx.inst "mov.u32 %__pr_part, -1"
+// CHECK-NEXT:      ptx.inst "mov.u32 %__pr_copy, -1"
+// CHECK:         ptx.scope {
+// CHECK-NEXT:      ptx.probe "part 0" {
+// CHECK-NEXT:        ptx.inst "mov.u32 %__pr_part, 0"
+// CHECK-NEXT:        ptx.inst "mov.u32 %__pr_copy, 0"
+// CHECK-NEXT:      }
+// CHECK:         ptx.scope {
+// CHECK-NEXT:      ptx.probe "part 1" {
+// CHECK-NEXT:        ptx.inst "mov.u32 %__pr_part, 1"
+// CHECK-NEXT:        ptx.inst "mov.u32 %__pr_copy, %tid.x"
+// CHECK-NEXT:        ptx.inst "sub.u32 %__pr_copy, %__pr_copy, 32"
+// CHECK-NEXT:        ptx.inst "div.u32 %__pr_copy, %__pr_copy, 64"
+// CHECK-NEXT:      }
+
 ptx.module @m version "8.7" target ["sm_90a"] address_size 64 {
   ptx.entry ".visible .entry k(.param .u64 .ptr .global .align 8 k_p, .param .u64 .ptr .global .align 8 __probe_block_sched, .param .u64 .ptr .global .align 16 __probe_gmem_bytes)" attributes {gpuopt.probe_plan = #gpuopt.probe_plan<specs = ["block_sched", "gmem_bytes"], params = 1>} {
     ptx.reg ".reg .pred %p<2>"
@@ -84,5 +108,15 @@ ptx.module @m version "8.7" target ["sm_90a"] address_size 64 {
   }
   ptx.entry ".visible .entry unplanned(.param .u32 n)" {
     ptx.inst "ret"
+  }
+}
+ptx.module @rep version "8.7" target ["sm_90a"] address_size 64 {
+  ptx.entry ".visible .entry rep(.param .u64 x, .param .u64 .ptr .global .align 16 __probe_block_sched)" attributes {gpuopt.fusion = #gpuopt.fusion_info<strategy = thread, grid = [64, 1, 1], dynamic_smem = 0, parts = [<kernel = "ka", module = "a", threads = [0, 32], block = [32, 1, 1], grid = [64, 1, 1], dynamic_smem_offset = 0, dynamic_smem = 0, arg_map = [0]>, <kernel = "kb", module = "b", threads = [32, 160], block = [64, 1, 1], grid = [128, 1, 1], dynamic_smem_offset = 0, dynamic_smem = 0, arg_map = [], replicas = 2>]>, gpuopt.probe_plan = #gpuopt.probe_plan<specs = ["block_sched"], params = 1>} {
+    ptx.scope {
+      ptx.inst "ret"
+    }
+    ptx.scope {
+      ptx.inst "ret"
+    }
   }
 }

@@ -71,3 +71,25 @@ ptx.module @again version "8.7" target ["sm_90a"] address_size 64 {
     ptx.inst "ret"
   }
 }
+
+// -----
+
+// A thread split whose second part runs two of its 64-thread blocks per
+// fused block (replicas = 2): the records of a fused kernel end with `part`
+// and, since a part is replicated, `copy` (block_sched's then 32 bytes, its
+// buffer 16-aligned for vector stores).
+// CHECK-LABEL: ptx.entry ".visible .entry k(.param .u64 x, .param .u64 .ptr .global .align 16 __probe_block_sched, .param .u64 .ptr .global .align 8 __probe_gmem_bytes)"
+// CHECK-SAME: record_bytes = 32, fields = [<name = "gend", type = "u64", offset = 0>, <name = "start", type = "u32", offset = 8>, <name = "end", type = "u32", offset = 12>, <name = "sm", type = "u32", offset = 16>, <name = "part", type = "u32", offset = 20>, <name = "copy", type = "u32", offset = 24>]
+// CHECK-SAME: record_bytes = 24, fields = [<name = "sync", type = "u64", offset = 0>, <name = "async", type = "u64", offset = 8>, <name = "part", type = "u32", offset = 16>, <name = "copy", type = "u32", offset = 20>]
+// DYN-LABEL: ptx.entry ".visible .entry k(.param .u64 x, .param .u64 .ptr .global .align 8 __probe_dmat, .param .u32 __probe_dmat_capacity)"
+// DYN-SAME: record_bytes = 24, fields = [<name = "addr", type = "u64", offset = 0>, <name = "clock", type = "u32", offset = 8>, <name = "info", type = "u32", offset = 12>, <name = "part", type = "u32", offset = 16>, <name = "copy", type = "u32", offset = 20>]
+ptx.module @rep version "8.7" target ["sm_90a"] address_size 64 {
+  ptx.entry ".visible .entry k(.param .u64 x)" attributes {gpuopt.fusion = #gpuopt.fusion_info<strategy = thread, grid = [64, 1, 1], dynamic_smem = 0, parts = [<kernel = "ka", module = "a", threads = [0, 32], block = [32, 1, 1], grid = [64, 1, 1], dynamic_smem_offset = 0, dynamic_smem = 0, arg_map = [0]>, <kernel = "kb", module = "b", threads = [32, 160], block = [64, 1, 1], grid = [128, 1, 1], dynamic_smem_offset = 0, dynamic_smem = 0, arg_map = [], replicas = 2>]>} {
+    ptx.scope {
+      ptx.inst "ret"
+    }
+    ptx.scope {
+      ptx.inst "ret"
+    }
+  }
+}

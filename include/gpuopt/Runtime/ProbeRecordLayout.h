@@ -25,6 +25,18 @@ constexpr uint64_t kBufferPartAlign = 8;
 constexpr uint64_t kSlotCountBytes = 4;
 constexpr uint64_t kOverflowCounterBytes = 8;
 
+/// The fields the probe passes append, in this order, to every record of a
+/// fused kernel (both u32): `part`, the `fused_from` index of the part whose
+/// code wrote the record, and, when a part of a thread split is replicated,
+/// `copy`, which of that part's blocks in the fused block the writer ran (0
+/// for a part of one block): the part's own block is then the fused block ×
+/// its `replicas` + `copy`. Both are kNoPart where the writer ran no part,
+/// or for a block-level record of a thread split (the fused block, every
+/// part's).
+constexpr const char *kPartField = "part";
+constexpr const char *kCopyField = "copy";
+constexpr uint32_t kNoPart = 0xFFFFFFFF;
+
 /// The fields of one record, each at a multiple of its size, and the record
 /// rounded up to a multiple of its largest field.
 struct RecordLayout {

@@ -16,6 +16,7 @@
 #include "ProbeLowering.h"
 
 #include "gpuopt/Analysis/KernelAnalysis.h"
+#include "gpuopt/Runtime/ProbeRecordLayout.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/STLExtras.h"
@@ -146,7 +147,9 @@ bool ProbeLowering::planExitFunction() {
       exitArgs.push_back({name, ".b" + std::to_string(bytes * 8)});
     }
   if (hasParts)
-    exitArgs.push_back({names.reg("part"), ".b32"});
+    exitArgs.push_back({names.reg(kPartField), ".b32"});
+  if (hasCopies)
+    exitArgs.push_back({names.reg(kCopyField), ".b32"});
   return true;
 }
 

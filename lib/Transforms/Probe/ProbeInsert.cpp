@@ -19,6 +19,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "gpuopt/Dialect/GPUOpt/GPUOptDialect.h"
+#include "gpuopt/Runtime/ProbeRecordLayout.h"
 #include "gpuopt/Transforms/Passes.h"
 #include "gpuopt/Transforms/Probe/ProbeAccess.h"
 #include "gpuopt/Transforms/Probe/ProbeSteps.h"
@@ -110,19 +111,37 @@ LogicalResult ProbeInserter::insert(EntryOp entry,
     for (const CheckedProbe &probe : probes)
       for (const TypedName &reg : probe.spec.registers)
         pb.reg("." + reg.type, probe.registers.lookup(reg.name).first);
-    std::string part = names.reg("part");
+    std::string part = names.reg(kPartField), copy = names.reg(kCopyField);
     if (!parts->scopes.empty())
       pb.reg(".b32", part);
+    if (parts->replicated)
+      pb.reg(".b32", copy);
     if (!parts->scopes.empty()) {
       // No part until a thread enters one (thread split: threads beyond
       // every part's; records at kernel entry).
       pb.inst("mov").u(32).create({pb.reg(part), -1});
+      if (parts->replicated)
+        pb.inst("mov").u(32).create({pb.reg(copy), -1});
       for (auto [index, scope] : llvm::enumerate(parts->scopes)) {
         OpBuilder partBuilder = OpBuilder::atBlockBegin(scope.getBodyBlock());
         ProbeOpInsertion partProbe(partBuilder, scope.getLoc(),
                                    "part " + std::to_string(index));
         PTXBuilder partPb(partBuilder, scope.getLoc());
         partPb.inst("mov").u(32).create({partPb.reg(part), index});
+        if (!parts->replicated)
+          continue;
+        // The copy of the part's block this thread runs, as --hfuse-apply
+        // computes it: (%tid.x - first) / its block's threads.
+        const FusedParts::Copies &copies = parts->copies[index];
+        RegisterAttr copyReg = partPb.reg(copy);
+        if (copies.replicas == 1) {
+          partPb.inst("mov").u(32).create({copyReg, 0});
+          continue;
+        }
+        partPb.inst("mov").u(32).create({copyReg, partPb.sreg("%tid.x")});
+        if (copies.first)
+          partPb.inst("sub").u(32).create({copyReg, copyReg, copies.first});
+        partPb.inst("div").u(32).create({copyReg, copyReg, copies.threads});
       }
     }
     insertPoint(builder, probes, PointKind::KernelEntry);

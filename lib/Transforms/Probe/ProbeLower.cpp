@@ -344,6 +344,7 @@ LogicalResult ProbeLowering::lower(EntryOp entry, ArrayRef<CheckedProbe> probes,
     return failure();
   maps = std::move(*layout);
   hasParts = !parts->scopes.empty();
+  hasCopies = parts->replicated;
   exitFunction.clear();
   writtenAtInstructions.clear();
   entrySnippet.clear();
@@ -369,14 +370,15 @@ LogicalResult ProbeLowering::lower(EntryOp entry, ArrayRef<CheckedProbe> probes,
   });
   if (entryProbe)
     for (Operation *op : getBodyOps(entryProbe)) {
-      // Not a snippet: declarations, and the part a thread is in. Saves
-      // write no register, and are lowered right away.
+      // Not a snippet: declarations, and the part (and copy) a thread is
+      // in. Saves write no register, and are lowered right away.
       if (isa<RegOp>(op) || getSave(op))
         continue;
       auto inst = dyn_cast<InstOp>(op);
       if (inst && !inst.getPtxOperands().empty())
         if (auto reg = dyn_cast<RegisterAttr>(inst.getPtxOperands()[0]);
-            reg && reg.getName() == names.reg("part"))
+            reg && (reg.getName() == names.reg(kPartField) ||
+                    reg.getName() == names.reg(kCopyField)))
           continue;
       entrySnippet.push_back(op);
     }
@@ -474,8 +476,13 @@ void ProbeLowering::emitRecordStores(PTXBuilder &pb, const MapLayout &map,
   if (map.partField) {
     if (map.partIsWholeBlock)
       pb.inst("mov").u(32).create({pb.reg(names.reg("w32")), -1});
-    regs.push_back(
-        pb.reg(map.partIsWholeBlock ? names.reg("w32") : names.reg("part")));
+    regs.push_back(pb.reg(map.partIsWholeBlock ? names.reg("w32")
+                                               : names.reg(kPartField)));
+    sizes.push_back(4);
+  }
+  if (map.copyField) {
+    regs.push_back(pb.reg(map.partIsWholeBlock ? names.reg("w32")
+                                               : names.reg(kCopyField)));
     sizes.push_back(4);
   }
   // Every record starts at a multiple of the largest power of two dividing
@@ -546,7 +553,9 @@ void ProbeLowering::declareRegisters(PTXBuilder &pb) {
   pb.reg(".b64", names.reg("slot"));
   pb.reg(".b64", names.reg("off"));
   if (hasParts)
-    pb.reg(".b32", names.reg("part"));
+    pb.reg(".b32", names.reg(kPartField));
+  if (hasCopies)
+    pb.reg(".b32", names.reg(kCopyField));
   pb.reg(".pred", names.reg("lead_warp"));
   pb.reg(".pred", names.reg("lead_block"));
   pb.reg(".pred", names.reg("ok"));

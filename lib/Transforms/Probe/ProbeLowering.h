@@ -120,8 +120,10 @@ private:
   bool inExit = false;
   /// Where threads that write nothing at this exit go.
   std::string exitSkipLabel;
-  /// A fused kernel: records name their part.
+  /// A fused kernel: records name their part; with a replicated part, the
+  /// copy of its block too.
   bool hasParts = false;
+  bool hasCopies = false;
   /// --probe-insert's snippets, as it left them: at the entry (without its
   /// saves, which are lowered first) and at the first exit (every exit has
   /// the same).

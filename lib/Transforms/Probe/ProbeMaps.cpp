@@ -32,17 +32,24 @@ FailureOr<FusedParts> probe::getFusedParts(EntryOp entry) {
            << "cannot attribute probe records to the parts of fused kernel '"
            << entry.getSymName() << "': expected one top-level scope per "
            << "part, as --hfuse-apply builds them";
-  // A replicated part's copies run in one scope with a copy index the
-  // probes' records do not carry.
-  for (FusionPartAttr part : fusion.getParts())
-    if (part.getReplicas() > 1)
-      return entry.emitError()
-             << "cannot probe fused kernel '" << entry.getSymName()
-             << "': its part '" << part.getKernel() << "' runs "
-             << part.getReplicas()
-             << " of its blocks per fused block (replicas), which probe "
-                "records cannot tell apart; probe it fused with replicas=1";
   parts.threadSplit = fusion.getStrategy() == FusionStrategy::Thread;
+  // A replicated part's copies run in one scope: each thread's copy is its
+  // place in the part's threads, which the records then carry.
+  for (FusionPartAttr part : fusion.getParts()) {
+    ArrayRef<int64_t> threads = part.getThreads();
+    int64_t replicas = part.getReplicas();
+    FusedParts::Copies &copies = parts.copies.emplace_back();
+    copies.first = threads[0];
+    copies.threads = (threads[1] - threads[0]) / replicas;
+    copies.replicas = replicas;
+    parts.replicated |= replicas > 1;
+  }
+  if (parts.replicated && !parts.threadSplit)
+    return entry.emitError()
+           << "cannot attribute probe records to the parts of fused kernel '"
+           << entry.getSymName()
+           << "': only a thread split runs several blocks of a part "
+              "(replicas) per fused block";
   return parts;
 }
 
@@ -62,17 +69,21 @@ probe::layoutMaps(EntryOp entry, ArrayRef<CheckedProbe> probes,
       map.probeName = probe.spec.name;
       map.param = names.buffer(spec.name);
       map.partField = !parts.scopes.empty();
+      map.copyField = map.partField && parts.replicated;
       map.partIsWholeBlock = parts.threadSplit && spec.level == Level::Block;
-      if (map.partField)
-        for (const TypedName &field : spec.fields)
-          if (field.name == "part")
+      for (const TypedName &field : spec.fields)
+        for (auto [added, name] : {std::pair(map.partField, kPartField),
+                                   std::pair(map.copyField, kCopyField)})
+          if (added && field.name == name)
             return emitError(field.loc)
-                   << "a probe of a fused kernel adds the field 'part' to its "
-                      "records: rename this one";
+                   << "a probe of a fused kernel adds the field '" << name
+                   << "' to its records: rename this one";
       std::vector<uint64_t> fieldBytes;
       for (const TypedName &field : spec.fields)
         fieldBytes.push_back(getTypeBytes(field.type));
       if (map.partField)
+        fieldBytes.push_back(4);
+      if (map.copyField)
         fieldBytes.push_back(4);
       RecordLayout layout = RecordLayout::get(fieldBytes);
       map.offsets.assign(layout.Offsets.begin(), layout.Offsets.end());
@@ -255,9 +266,13 @@ void probe::attachProbeMaps(EntryOp entry, ArrayRef<MapLayout> maps,
     SmallVector<ProbeFieldAttr> fields;
     for (auto [field, off] : llvm::zip(spec.fields, map.offsets))
       fields.push_back(ProbeFieldAttr::get(ctx, field.name, field.type, off));
+    size_t added = spec.fields.size();
     if (map.partField)
       fields.push_back(
-          ProbeFieldAttr::get(ctx, "part", "u32", map.offsets.back()));
+          ProbeFieldAttr::get(ctx, kPartField, "u32", map.offsets[added++]));
+    if (map.copyField)
+      fields.push_back(
+          ProbeFieldAttr::get(ctx, kCopyField, "u32", map.offsets[added++]));
     std::optional<int64_t> capacityParam;
     if (map.dynamic)
       capacityParam = paramIndex + 1;

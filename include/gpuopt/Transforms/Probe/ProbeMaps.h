@@ -54,8 +54,10 @@ struct MapLayout {
   std::string capParam, capReg, countAddr;
   /// A fused kernel's records end with the part that wrote them; -1 for a
   /// block-level record of a thread-split kernel, whose block runs every
-  /// part.
+  /// part. With a replicated part, then the copy of the part's block that
+  /// wrote them (0 in a part of one block; -1 where the part is).
   bool partField = false;
+  bool copyField = false;
   bool partIsWholeBlock = false;
   /// The buffer lies in the kernel's last parameter (`param`), at the
   /// grid's blocks times this many bytes (the bytes per block of the maps
@@ -69,11 +71,22 @@ struct MapLayout {
 struct FusedParts {
   llvm::SmallVector<ptx::ScopeOp> scopes;
   bool threadSplit = false;
+  /// Per part of a thread split: its first thread in the fused block, its
+  /// own block's threads and how many of its blocks a fused block runs
+  /// (copy c on threads [first + c * threads, first + (c + 1) * threads)).
+  struct Copies {
+    int64_t first = 0, threads = 0, replicas = 1;
+  };
+  llvm::SmallVector<Copies> copies;
+  /// Some part runs several of its blocks per fused block: records name
+  /// the copy too.
+  bool replicated = false;
 };
 mlir::FailureOr<FusedParts> getFusedParts(ptx::EntryOp entry);
 
 /// Lays out the maps of `probes` for `entry` (a fused kernel's records get a
-/// `part` field); their parameters and registers get `names`.
+/// `part` field, and a `copy` field with a replicated part); their
+/// parameters and registers get `names`.
 mlir::FailureOr<std::vector<MapLayout>>
 layoutMaps(ptx::EntryOp entry, llvm::ArrayRef<CheckedProbe> probes,
            const FusedParts &parts, const ProbeNames &names);
