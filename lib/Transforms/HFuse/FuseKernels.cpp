@@ -170,6 +170,7 @@ private:
                                     std::string &offsetKey);
   LogicalResult rewriteDrainedBarrier(InstOp inst, PartContext &part,
                                       bool isEntryBody, bool isReduce,
+                                      bool wholeBlock,
                                       ArrayRef<Attribute> idCount);
   LogicalResult emitDrain(Operation *container, PartContext &part);
   void emitCopyRegisters(PTXBuilder &pb, PTXNamespace &names, PartContext &part,
@@ -958,9 +959,9 @@ KernelFuser::rewritePartCode(Operation *container, PartContext &part,
       operands.insert(operands.begin() + first + 1,
                       IntImmAttr::get(ctx, partThreads, /*hex=*/false));
     inst.setPtxOperandsAttr(builder.getArrayAttr(operands));
-    if (part.drain && wholeBlock && !inst.hasModifier("arrive") &&
-        failed(rewriteDrainedBarrier(inst, part, isEntryBody, isReduce,
-                                     ArrayRef(operands).drop_front(first))))
+    if (part.drain && failed(rewriteDrainedBarrier(
+                          inst, part, isEntryBody, isReduce, wholeBlock,
+                          ArrayRef(operands).drop_front(first))))
       return failure();
   }
   if (isEntryBody && part.drain)
@@ -970,7 +971,7 @@ KernelFuser::rewritePartCode(Operation *container, PartContext &part,
 
 LogicalResult KernelFuser::rewriteDrainedBarrier(InstOp inst, PartContext &part,
                                                  bool isEntryBody,
-                                                 bool isReduce,
+                                                 bool isReduce, bool wholeBlock,
                                                  ArrayRef<Attribute> idCount) {
   auto refuse = [&](StringRef why) {
     return inst.emitError("cannot fuse kernel '")
@@ -983,6 +984,14 @@ LogicalResult KernelFuser::rewriteDrainedBarrier(InstOp inst, PartContext &part,
            << "; fuse it with a strategy that gives it whole blocks of its "
               "own size (interleave or dynamic, units=1)";
   };
+  // A barrier with its own count (or an arrive) would see warps whose
+  // leaving threads are kept at the drain: its `.aligned` form would count
+  // them, a form that is not would not count them as the kernel alone did.
+  if (!wholeBlock || inst.hasModifier("arrive"))
+    return refuse("'" + inst.getFullOpcode() +
+                  "' waits for a thread count of its own (or only arrives), "
+                  "which warps with threads kept waiting elsewhere would not "
+                  "reach as they do alone");
   if (!isEntryBody)
     return refuse("this barrier is in a device function");
   if (isReduce)
@@ -1517,6 +1526,17 @@ FailureOr<PTXModuleOp> KernelFuser::run() {
         analysis.getEarlyExit() &&
         (plan.strategy == FusionStrategy::Thread ||
          part.plan->getThreads() < layout.blockThreads || plan.units > 1);
+    // With several units per ticket the block synchronises after each
+    // unit, and a warp whose threads left at different points was seen to
+    // hang there (on an H100 and an H200), drained or not: refused.
+    if (part.drain && plan.units > 1) {
+      emitError(loc) << "cannot fuse kernel '" << part.plan->kernel
+                     << "' with units=" << plan.units << ": "
+                     << analysis.getEarlyExit()->describe()
+                     << ", and a block that runs several units synchronises "
+                        "after each; use units=1";
+      return cleanup();
+    }
     int64_t replicas = part.plan->replicas;
     if (plan.strategy == FusionStrategy::Thread)
       barrierBase += replicas * part.barrierIds;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Kernels whose threads leave before their block's barriers (early_exit.cu),
 # fused by thread split (with and without replicas), interleave (a part
-# smaller than the fused block) and dynamic dispatch (two units per ticket):
+# smaller than the fused block) and dynamic dispatch:
 # each fused kernel must finish (a hang is killed after 60 s and reported)
 # and give outputs bit-identical to the kernels run apart.
 #
@@ -63,5 +63,5 @@ check thread_replicas early_exit_scan,early_exit_reverse \
   "strategy=thread blocks=128,256 grids=100,64 replicas=2,1"
 check interleave early_exit_scan,scale_rows \
   "strategy=interleave blocks=128,256 grids=100,64"
-check dynamic_units2 early_exit_scan,early_exit_reverse \
-  "strategy=dynamic units=2 blocks=128,256 grids=100,64"
+check dynamic early_exit_scan,early_exit_reverse \
+  "strategy=dynamic blocks=128,256 grids=100,64"
