@@ -300,6 +300,10 @@ def hfuse_option(strategy, spec_a, spec_b, options, name=None, profile_path=None
         parts.append(f"profile={profile_path}")
     if name:
         parts.append(f"name={name}")
+    if strategy == "auto":
+        # A decline fails (the suite records it) instead of writing the
+        # kernels apart, which would pass for a fused variant.
+        parts.append("require=true")
     if candidates and strategy == "auto":
         parts.append(f"candidates-out={candidates}")
     if chip and strategy == "auto":
@@ -309,7 +313,7 @@ def hfuse_option(strategy, spec_a, spec_b, options, name=None, profile_path=None
 
 # Options a gpu-opt may not know yet: a variant it refuses for naming one of
 # them as unknown is generated again without it.
-OPTIONAL_KEYS = ("smem", "candidates-out", "chip")
+OPTIONAL_KEYS = ("smem", "candidates-out", "chip", "require")
 
 
 def unknown_option(message, hfuse):

@@ -69,8 +69,9 @@ def test_plan_variants():
     assert opt == "strategy=interleave blocks=16x16,256 grids=64x64,1000 ratio=1,3"
     opt = fs.hfuse_option("auto", SPECS["x"], {**SPECS["x"], "smem": 16}, {"profile": True},
                           "n", "p.json", candidates="c.json", chip="sm_90a")
+    # auto requires fusion: a decline fails, and the suite records it.
     assert opt == ("strategy=auto blocks=256,256 grids=1000,1000 smem=0,16 profile=p.json "
-                   "name=n candidates-out=c.json chip=sm_90a")
+                   "name=n require=true candidates-out=c.json chip=sm_90a")
     v, _ = fs.plan_variants("x", "y", SPECS)
     assert [x["variant"] for x in v if x["strategy"] == "auto"] == ["auto"]
 

@@ -760,7 +760,7 @@ def model_alone_choice(gpu_opt, kernels, d, by_key, extra):
     if os.path.exists(cand_path):
         os.remove(cand_path)
     man, msg = run_gpu_opt(gpu_opt, kernels, base_options(kernels) +
-                           ["strategy=auto", "name=hfuse_auto_alone",
+                           ["strategy=auto", "require=true", "name=hfuse_auto_alone",
                             f"candidates-out={os.path.abspath(cand_path)}"],
                            os.path.join(d, "auto-alone.ptx"))
     ranked = [c for c in load_json(cand_path) if c.get("feasible")] \
@@ -814,7 +814,8 @@ def cmd_prepare_profiled(args):
         if os.path.exists(cand_path):
             os.remove(cand_path)
         man, msg = run_gpu_opt(gpu_opt, kernels, base_options(kernels, pair_profile) +
-                               ["strategy=auto", "name=hfuse_auto_profiled",
+                               ["strategy=auto", "require=true",
+                                "name=hfuse_auto_profiled",
                                 f"candidates-out={os.path.abspath(cand_path)}"],
                                os.path.join(d, "auto-profiled.ptx"))
         if not os.path.exists(cand_path):

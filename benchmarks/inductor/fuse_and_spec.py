@@ -77,6 +77,10 @@ def hfuse_option(strategy, grids, smems, profile=None):
         opt += f" smem={','.join(str(int(s)) for s in smems)}"
     if profile:
         opt += f" profile={profile}"
+    if strategy == "auto":
+        # A decline fails and is recorded, rather than writing the kernels
+        # apart.
+        opt += " require=true"
     return f"--hfuse={opt}"
 
 
@@ -227,7 +231,7 @@ def usable(res, force=False):
 # Running gpu-opt
 # ---------------------------------------------------------------------------
 
-OPTIONAL_KEYS = ("smem", "profile")
+OPTIONAL_KEYS = ("smem", "profile", "require")
 
 
 def unknown_option(message, option):

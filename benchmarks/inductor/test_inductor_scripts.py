@@ -98,7 +98,7 @@ def test_hfuse_option():
     assert fs.hfuse_option("thread", [x["grid"] for x in L], [64, 0]) == \
         "--hfuse=strategy=thread grids=8192,64x128 smem=64,0"
     assert fs.hfuse_option("auto", [x["grid"] for x in L], [0, 0], "profile.json") == \
-        "--hfuse=strategy=auto grids=8192,64x128 profile=profile.json"
+        "--hfuse=strategy=auto grids=8192,64x128 profile=profile.json require=true"
     opt = "--hfuse=strategy=auto grids=1,2 smem=4,0 profile=p.json"
     assert fs.unknown_option("gpu-opt: error: unknown option 'smem'", opt) == "smem"
     assert fs.unknown_option("refused: slower than apart", opt) is None

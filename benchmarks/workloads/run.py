@@ -131,8 +131,9 @@ def dims(v):
 
 
 def hfuse_options(workload, strategy, options, name, profile=None):
-    """gpu-opt's --hfuse value; auto also gets the chip and, when given, the
-    kernels' measured profile."""
+    """gpu-opt's --hfuse value; auto also gets the chip, when given the
+    kernels' measured profile, and require=true (a decline fails and is
+    recorded, rather than writing the kernels apart)."""
     ks = workload["kernels"]
     auto = strategy == "auto"
     return " ".join(filter(None, [
@@ -142,7 +143,8 @@ def hfuse_options(workload, strategy, options, name, profile=None):
         "grids=" + ",".join(dims(k["grid"]) for k in ks),
         "smem=" + ",".join(str(k["smem"]) for k in ks),
         options, f"name={name}", f"chip={wl.SM90}" if auto else "",
-        f"profile={profile}" if auto and profile else ""]))
+        f"profile={profile}" if auto and profile else "",
+        "require=true" if auto else ""]))
 
 
 def load_profiles(path):

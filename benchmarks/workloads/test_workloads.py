@@ -148,7 +148,7 @@ def test_ratios_and_variant_table():
                      {"kernel": "b", "block": [128, 1, 1], "grid": [8, 1, 1], "smem": 0}]}
     assert run.hfuse_options(w, "interleave", "ratio=1,2", "n") == (
         "strategy=interleave kernels=a,b blocks=256,128 grids=16x32,8 smem=4,0 ratio=1,2 name=n")
-    assert run.hfuse_options(w, "auto", "", "n").endswith("name=n chip=sm_90a")
+    assert run.hfuse_options(w, "auto", "", "n").endswith("name=n chip=sm_90a require=true")
 
 
 # A stand-in for gpu-run: the checked launch writes zeros into each --out

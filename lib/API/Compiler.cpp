@@ -205,13 +205,16 @@ public:
     op = nullptr;
   }
 
-  /// One ptx.module (`moduleName`, or the only one) and its PTX text;
-  /// throws with the collected diagnostics when there is none to export.
+  /// One ptx.module (`moduleName`, the only one, or all of them linked into
+  /// `linked`, as gpu-opt exports them) and its PTX text; throws with the
+  /// collected diagnostics when there is none to export.
   std::pair<ptx::PTXModuleOp, std::string>
-  exportText(const std::string &moduleName, DiagnosticCollector &collector) {
+  exportText(const std::string &moduleName, DiagnosticCollector &collector,
+             OwningOpRef<ptx::PTXModuleOp> &linked) {
     std::string ptx;
     llvm::raw_string_ostream os(ptx);
-    FailureOr<ptx::PTXModuleOp> module = findPTXModule(*op, moduleName);
+    FailureOr<ptx::PTXModuleOp> module =
+        getPTXModuleToExport(*op, moduleName, linked);
     if (failed(module) || failed(exportPTX(*module, os)))
       collector.fail("cannot export PTX");
     return {*module, ptx};
@@ -335,7 +338,8 @@ std::unique_ptr<Module> Module::runPasses(const std::string &pipeline) {
 std::string Module::toPTX(const std::string &moduleName) const {
   std::lock_guard<std::mutex> lock(impl->shared->mutex);
   DiagnosticCollector collector(impl->shared->context);
-  return impl->exportText(moduleName, collector).second;
+  OwningOpRef<ptx::PTXModuleOp> linked;
+  return impl->exportText(moduleName, collector, linked).second;
 }
 
 std::string
@@ -344,7 +348,8 @@ Module::toCubin(const std::string &chip, const std::string &moduleName,
                 const std::vector<std::string> &ptxasOptions) const {
   std::lock_guard<std::mutex> lock(impl->shared->mutex);
   DiagnosticCollector collector(impl->shared->context);
-  auto [module, ptx] = impl->exportText(moduleName, collector);
+  OwningOpRef<ptx::PTXModuleOp> linked;
+  auto [module, ptx] = impl->exportText(moduleName, collector, linked);
   PtxasOptions options;
   options.chip = chip;
   options.ptxasPath = ptxas;
@@ -364,8 +369,9 @@ std::string Module::manifest(const std::string &moduleName,
     collector.addError("manifest format must be 'ptx' or 'cubin', not '" +
                        format + "'");
   FailureOr<ptx::PTXModuleOp> module = failure();
+  OwningOpRef<ptx::PTXModuleOp> linked;
   if (collector.diagnostics.empty())
-    module = findPTXModule(*impl->op, moduleName);
+    module = getPTXModuleToExport(*impl->op, moduleName, linked);
   if (failed(module))
     collector.fail("no ptx.module to describe");
   std::string path = modulePath.empty()

@@ -65,6 +65,10 @@ def _compiler():
     return _core
 
 
+# The remark of a strategy=auto fusion that keeps the kernels apart.
+_DECLINE_PREFIX = "hfuse: not fusing:"
+
+
 def _is_int(value):
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
@@ -192,6 +196,7 @@ class Module:
 
     def __init__(self, core_module):
         self._m = core_module
+        self._declined = None
 
     # Transformations.
 
@@ -210,8 +215,8 @@ class Module:
         "resizable": "list", "ratio": "list", "replicas": "list",
         "setmaxnreg": "list", "units": "int", "maxnreg": "int", "name": "str",
         "config": "str", "profile": "str", "min_gain": "float",
-        "candidates_out": "str", "measure": "str", "measure_top": "int",
-        "cache": "str", "chip": "str", "ptxas": "str"}
+        "require": "bool", "candidates_out": "str", "measure": "str",
+        "measure_top": "int", "cache": "str", "chip": "str", "ptxas": "str"}
 
     @_keyword_options
     def fuse(self, *,
@@ -232,6 +237,7 @@ class Module:
              config: Optional[PathLike] = None,
              profile: Optional[PathLike] = None,
              min_gain: Optional[float] = None,
+             require: Optional[bool] = None,
              candidates_out: Optional[PathLike] = None,
              measure: Optional[PathLike] = None,
              measure_top: Optional[int] = None,
@@ -272,6 +278,8 @@ class Module:
             model (without one, strategy="auto" warns that its choice is a
             guess).
         min_gain: auto: the predicted gain needed to fuse (0.10).
+        require: auto: True makes a decline (no candidate pays) a
+            CompileError instead of leaving the kernels apart.
         candidates_out: auto: write every candidate, ranked, as JSON here.
         measure: auto: a gpu-run run spec of the kernels; with a GPU the top
             candidates are checked and timed in process.
@@ -281,13 +289,20 @@ class Module:
         chip, ptxas: the chip and the ptxas for resource reports.
 
         The call's warnings are issued as CompilerWarnings, its remarks are
-        in the result's `remarks`. Raises CompileError (a gpuopt.Error) when
+        in the result's `remarks`. When strategy="auto" declines (no
+        candidate is predicted, or measured, to pay), the result holds the
+        kernels apart, unchanged, and its `declined` says why (the remark's
+        text, with the options that fuse anyway); with require=True that is
+        a CompileError instead. Raises CompileError (a gpuopt.Error) when
         gpu-opt refuses, OptionTypeError (a TypeError) for an unknown keyword
         or a value of the wrong kind.
         """
         options = {k: v for k, v in locals().items() if k in self._FUSE_OPTIONS}
         _check_options("Module.fuse", self._FUSE_OPTIONS, options)
-        return self.run_passes(_pass("hfuse", options))
+        result = self.run_passes(_pass("hfuse", options))
+        result._declined = next((d.message for d in result.remarks
+                                 if d.message.startswith(_DECLINE_PREFIX)), None)
+        return result
 
     _PROBE_BUFFERS = ("new-params", "last-param")
 
@@ -350,7 +365,8 @@ class Module:
     # Output.
 
     def to_ptx(self, module=None):
-        """The PTX of one ptx.module (`module`, or the only one)."""
+        """The PTX of one ptx.module (`module`, or the only one; several are
+        linked into one, as gpu-opt -o writes them, when they can be)."""
         return self._m.to_ptx(module or "")
 
     def to_cubin(self, chip=None, module=None, ptxas=None, ptxas_options=()):
@@ -411,6 +427,14 @@ class Module:
         as Diagnostic tuples; a failing run_passes/fuse/probe on this module
         also leaves its diagnostics here."""
         return [_diagnostic(d) for d in self._m.diagnostics]
+
+    @property
+    def declined(self):
+        """Why the fuse() call that made this module kept the kernels apart
+        (its "hfuse: not fusing: ..." remark), or None: the module was not
+        made by fuse(), or fuse() fused. A declined module exports its
+        kernels linked into one PTX module (to_ptx(), write())."""
+        return self._declined
 
     @property
     def remarks(self):

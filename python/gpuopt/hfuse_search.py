@@ -161,8 +161,10 @@ def cmd_prepare(args):
     if os.path.exists(cand_path):
         os.remove(cand_path)
     log(f"planning {' + '.join(k['label'] for k in kernels)} with {args.gpu_opt}")
+    # require=true: a decline fails (and says why) instead of writing the
+    # kernels apart, which this tool would take for the planner's choice.
     manifest, message = run_gpu_opt(args.gpu_opt, kernels, base + [
-        "strategy=auto", "name=hfuse_auto", f"candidates-out={cand_path}"],
+        "strategy=auto", "require=true", "name=hfuse_auto", f"candidates-out={cand_path}"],
         os.path.join(out, "auto.ptx"), args.timeout)
     if not os.path.exists(cand_path):
         raise SearchError(f"the planner wrote no candidates: {message}")

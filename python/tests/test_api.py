@@ -79,8 +79,14 @@ def test_import_several_texts_one_module_each():
                            read(os.path.join(HFUSE, "tile.ptx"))], ["k0.ptx", "k1.ptx"])
     assert m.modules == ["k0", "k1"]
     assert m.kernels == ["scale", "tile"]
-    with pytest.raises(gpuopt.Error, match="2 ptx.modules to export"):
-        m.to_ptx()
+    # Without a name, the modules are linked into one PTX text, as gpu-opt
+    # -o writes them; modules that cannot be linked are an error.
+    linked = m.to_ptx()
+    assert ".entry scale(" in linked and ".entry tile(" in linked
+    assert [k["name"] for k in m.manifest["kernels"]] == ["scale", "tile"]
+    same = gpuopt.import_ptx([read(os.path.join(HFUSE, "scale.ptx"))] * 2, ["k0.ptx", "k1.ptx"])
+    with pytest.raises(gpuopt.Error, match="both define 'scale'.*--module"):
+        same.to_ptx()
     assert m.to_ptx("k1") == gpuopt.import_ptx(read(os.path.join(HFUSE, "tile.ptx"))).to_ptx()
     with pytest.raises(ValueError):
         gpuopt.import_ptx(["a", "b"], "one.ptx")
@@ -166,6 +172,35 @@ def test_model_guess_is_a_compiler_warning():
                and "the choice is a guess" in str(w.message)]
     assert len(guesses) == 1 and guesses[0].filename == __file__
     assert [d.message for d in fused.warnings] == [guesses[0].message.diagnostic.message]
+
+
+# strategy=auto on scale + tile with the stand-in ptxas and a profile: the
+# best candidate is predicted 9% faster, under the default min_gain (10%).
+AUTO = dict(strategy="auto", blocks=[128, "16x4"], grids=[8192, "64x64"], smem=[0, 64],
+            profile=os.path.join(HFUSE, "profile.json"),
+            ptxas=os.path.join(HFUSE, "fake-ptxas.py"))
+
+
+def test_fuse_declined_keeps_the_kernels_apart():
+    m = gpuopt.load_ptx(os.path.join(HFUSE, "scale.ptx"), os.path.join(HFUSE, "tile.ptx"))
+    kept = m.fuse(**AUTO)
+    assert kept.declined.startswith("hfuse: not fusing: no candidate is predicted to be 10%")
+    assert "pass strategy=thread threads=128,64 maxnreg=0 replicas=1,2" in kept.declined
+    assert [r.message for r in kept.remarks] == [kept.declined]
+    assert kept.modules == ["scale", "tile"] and kept.kernels == ["scale", "tile"]
+    assert "gpuopt.hfuse" not in str(kept)
+    # One PTX text with both kernels, and their manifest.
+    assert [k["name"] for k in kept.manifest["kernels"]] == ["scale", "tile"]
+    assert ".entry scale(" in kept.to_ptx() and ".entry tile(" in kept.to_ptx()
+    # A fused module is not declined; neither is one fuse() did not make.
+    assert m.fuse(**dict(AUTO, min_gain=0.0)).declined is None
+    assert m.declined is None
+    # require=True: the decline is an error.
+    with pytest.raises(gpuopt.CompileError, match="not fusing") as e:
+        m.fuse(**AUTO, require=True)
+    assert "without require=true the kernels stay apart instead" in e.value.message
+    with pytest.raises(TypeError, match="require must be True or False"):
+        m.fuse(**AUTO, require="yes")
 
 
 def test_import_ptx_bytes():

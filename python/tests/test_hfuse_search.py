@@ -647,6 +647,12 @@ def test_run(env):
     assert result["planner_rank_within_3pct"] == 1
     assert (out / "best.ptx").read_bytes() == (out / "cand0.ptx").read_bytes()
     assert len(env.calls("gpu-opt")) == 3
+    # The planner's call requires fusion, so that a decline fails (gpu-opt
+    # otherwise writes the kernels apart and exits 0); the candidates' don't.
+    planner, *builds = [next(a for a in c if a.startswith("--hfuse="))
+                        for c in env.calls("gpu-opt")]
+    assert "strategy=auto" in planner.split() and "require=true" in planner.split()
+    assert all("require=true" not in b.split() for b in builds)
     assert len(env.spec_runs()) == 1
     # the winner verified: a, b, then the candidate, once each
     assert [r[0] for r in env.single_runs()] == ["a.ptx", "b.ptx",

@@ -281,6 +281,32 @@ def F_tool():
 needs_compiler = pytest.mark.skipif(not compiler_available(), reason="no gpu-opt")
 
 
+@pytest.mark.parametrize("path", ["in process", "gpu-opt command"])
+def test_compile_fused_declined(path, monkeypatch):
+    # gpu-opt keeps the kernels apart (a remark, exit 0): compile_fused says
+    # so with _Declined, by the remark's text, both in process and through the
+    # command. The stand-in ptxas and a profile fix the model's choice.
+    inputs = os.path.join(ROOT, "test", "Transforms", "HFuse", "Inputs")
+    if path == "in process":
+        if F._compiler_api() is None:
+            pytest.skip("gpuopt's compiler extension is not built")
+    else:
+        tool = F_tool()
+        if tool is None:
+            pytest.skip("no gpu-opt command")
+        monkeypatch.setenv("GPUOPT_TRITON_FUSE_TOOL", "1")
+        monkeypatch.setenv("GPUOPT_BIN_DIR", os.path.dirname(tool))
+    texts = [open(os.path.join(inputs, f)).read() for f in ("scale.ptx", "tile.ptx")]
+    options = {"strategy": "auto", "blocks": [128, "16x4"], "grids": [8192, "64x64"],
+               "smem": [0, 64], "profile": os.path.join(inputs, "profile.json"),
+               "ptxas": os.path.join(inputs, "fake-ptxas.py"), "name": "st_fused"}
+    with pytest.raises(F._Declined) as e:
+        F.compile_fused(texts, ["scale.ptx", "tile.ptx"], options)
+    why = str(e.value)
+    assert why.startswith("hfuse: not fusing: no candidate is predicted"), why
+    assert "pass strategy=thread threads=128,64 maxnreg=0 replicas=1,2" in why
+
+
 @pytest.fixture
 def compiler_env(monkeypatch):
     tool = F_tool()

@@ -98,3 +98,96 @@ module {
     }
   }
 }
+
+// -----
+
+// The register cap: a fused block of 512 + 256 threads may have 80
+// registers per thread (65536 over 24 warps, in units of 256 per warp), and
+// the fused entry says so (.maxnreg 80), so that ptxas allocates up to that
+// many instead of choosing fewer and spilling.
+// CHECK-LABEL: ptx.module @wide version
+// CHECK-NEXT: ptx.entry ".visible .entry wide(.param .u64 x, .param .u64 y) .reqntid 768, 1, 1 .maxnreg 80" attributes
+module attributes {gpuopt.hfuse = #gpuopt.hfuse_plan<name = "wide", strategy = thread, parts = [<kernel = "ka", module = "a", block = [512, 1, 1], grid = [64, 1, 1]>, <kernel = "kb", module = "b", block = [256, 1, 1], grid = [64, 1, 1]>]>} {
+  ptx.module @a version "8.7" target ["sm_90a"] address_size 64 {
+    ptx.entry ".visible .entry ka(.param .u64 x) .reqntid 512, 1, 1" {
+      ptx.inst "ret"
+    }
+  }
+  ptx.module @b version "8.7" target ["sm_90a"] address_size 64 {
+    ptx.entry ".visible .entry kb(.param .u64 y) .reqntid 256, 1, 1" {
+      ptx.inst "ret"
+    }
+  }
+}
+
+// -----
+
+// A smaller cap asked for (the plan's maxnreg) stays; a larger one than the
+// block allows is lowered to what it allows.
+// CHECK-LABEL: ptx.module @capped version
+// CHECK-NEXT: ptx.entry ".visible .entry capped(.param .u64 x, .param .u64 y) .reqntid 768, 1, 1 .maxnreg 64" attributes
+// CHECK-LABEL: ptx.module @over version
+// CHECK-NEXT: ptx.entry ".visible .entry over(.param .u64 x, .param .u64 y) .reqntid 768, 1, 1 .maxnreg 80" attributes
+module attributes {gpuopt.hfuse = #gpuopt.hfuse_plan<name = "capped", strategy = thread, maxnreg = 64, parts = [<kernel = "ka", module = "a", block = [512, 1, 1], grid = [64, 1, 1]>, <kernel = "kb", module = "b", block = [256, 1, 1], grid = [64, 1, 1]>]>} {
+  ptx.module @a version "8.7" target ["sm_90a"] address_size 64 {
+    ptx.entry ".visible .entry ka(.param .u64 x) .reqntid 512, 1, 1" {
+      ptx.inst "ret"
+    }
+  }
+  ptx.module @b version "8.7" target ["sm_90a"] address_size 64 {
+    ptx.entry ".visible .entry kb(.param .u64 y) .reqntid 256, 1, 1" {
+      ptx.inst "ret"
+    }
+  }
+}
+
+// -----
+
+module attributes {gpuopt.hfuse = #gpuopt.hfuse_plan<name = "over", strategy = thread, maxnreg = 128, parts = [<kernel = "ka", module = "a", block = [512, 1, 1], grid = [64, 1, 1]>, <kernel = "kb", module = "b", block = [256, 1, 1], grid = [64, 1, 1]>]>} {
+  ptx.module @a version "8.7" target ["sm_90a"] address_size 64 {
+    ptx.entry ".visible .entry ka(.param .u64 x) .reqntid 512, 1, 1" {
+      ptx.inst "ret"
+    }
+  }
+  ptx.module @b version "8.7" target ["sm_90a"] address_size 64 {
+    ptx.entry ".visible .entry kb(.param .u64 y) .reqntid 256, 1, 1" {
+      ptx.inst "ret"
+    }
+  }
+}
+
+// -----
+
+// A block-level fused block is the largest part's: 512 threads, 128 each.
+// A block no larger than 256 threads allows ptxas's own 255: no cap.
+// CHECK-LABEL: ptx.module @level version
+// CHECK-NEXT: ptx.entry ".visible .entry level(.param .u64 x, .param .u64 y) .reqntid 512, 1, 1 .maxnreg 128" attributes
+// CHECK-LABEL: ptx.module @small version
+// CHECK-NEXT: ptx.entry ".visible .entry small(.param .u64 x, .param .u64 y) .reqntid 256, 1, 1" attributes
+module attributes {gpuopt.hfuse = #gpuopt.hfuse_plan<name = "level", strategy = interleave, parts = [<kernel = "ka", module = "a", block = [512, 1, 1], grid = [64, 1, 1]>, <kernel = "kb", module = "b", block = [256, 1, 1], grid = [64, 1, 1]>]>} {
+  ptx.module @a version "8.7" target ["sm_90a"] address_size 64 {
+    ptx.entry ".visible .entry ka(.param .u64 x) .reqntid 512, 1, 1" {
+      ptx.inst "ret"
+    }
+  }
+  ptx.module @b version "8.7" target ["sm_90a"] address_size 64 {
+    ptx.entry ".visible .entry kb(.param .u64 y) .reqntid 256, 1, 1" {
+      ptx.inst "ret"
+    }
+  }
+}
+
+// -----
+
+module attributes {gpuopt.hfuse = #gpuopt.hfuse_plan<name = "small", strategy = thread, parts = [<kernel = "ka", module = "a", block = [128, 1, 1], grid = [64, 1, 1]>, <kernel = "kb", module = "b", block = [128, 1, 1], grid = [64, 1, 1]>]>} {
+  ptx.module @a version "8.7" target ["sm_90a"] address_size 64 {
+    ptx.entry ".visible .entry ka(.param .u64 x) .reqntid 128, 1, 1" {
+      ptx.inst "ret"
+    }
+  }
+  ptx.module @b version "8.7" target ["sm_90a"] address_size 64 {
+    ptx.entry ".visible .entry kb(.param .u64 y) .reqntid 128, 1, 1" {
+      ptx.inst "ret"
+    }
+  }
+}

@@ -196,13 +196,13 @@ TEST_F(FusionConfigTest, SyntaxError) {
 TEST_F(FusionConfigTest, TopLevel) {
   EXPECT_EQ(error(""), "1:1: empty fusion config: write a map with keys "
                        "name, strategy, maxnreg, runtime_shapes, units, "
-                       "kernels");
+                       "require, kernels");
   EXPECT_EQ(error("# nothing\n"), "1:1: empty fusion config: write a map "
                                   "with keys name, strategy, maxnreg, "
-                                  "runtime_shapes, units, kernels");
+                                  "runtime_shapes, units, require, kernels");
   EXPECT_EQ(error("- name: a\n- name: b\n"),
             "1:1: the fusion config must be a map with keys name, strategy, "
-            "maxnreg, runtime_shapes, units, kernels, not a list");
+            "maxnreg, runtime_shapes, units, require, kernels, not a list");
   EXPECT_EQ(error("name: a\n---\nname: b\n"),
             "3:1: one fusion config per file: remove this second document "
             "(after '---') or put it in a file of its own");
@@ -212,7 +212,7 @@ TEST_F(FusionConfigTest, UnknownKey) {
   EXPECT_EQ(error("stratgy: thread\n"),
             "1:1: unknown key 'stratgy' in the fusion config; did you mean "
             "'strategy'? (known keys: name, strategy, maxnreg, "
-            "runtime_shapes, units, kernels)");
+            "runtime_shapes, units, require, kernels)");
   EXPECT_EQ(error("kernels:\n  - name: a\n    blocks: 128\n  - name: b\n"),
             "3:5: unknown key 'blocks' in a kernel; did you mean 'block'? "
             "(known keys: name, module, block, grid, dynamic_smem, "
@@ -224,6 +224,19 @@ TEST_F(FusionConfigTest, UnknownKey) {
   EXPECT_EQ(error("name: a\nname: b\n"),
             "2:1: duplicate key 'name' in the fusion config: write each key "
             "once");
+}
+
+// `require: true` makes strategy auto's decline an error.
+TEST_F(FusionConfigTest, Require) {
+  const char *kernels = "kernels:\n  - name: a\n  - name: b\n";
+  FailureOr<FusionConfig> config = parse(kernels);
+  ASSERT_TRUE(succeeded(config));
+  EXPECT_FALSE(config->require);
+  config = parse(std::string("require: true\n") + kernels);
+  ASSERT_TRUE(succeeded(config));
+  EXPECT_TRUE(config->require);
+  EXPECT_EQ(error(std::string("require: always\n") + kernels),
+            "1:10: 'require' must be true or false");
 }
 
 TEST_F(FusionConfigTest, Strategy) {

@@ -77,7 +77,8 @@ public:
   /// message.
   std::unique_ptr<Module> runPasses(const std::string &pipeline);
 
-  /// The PTX of one ptx.module (`moduleName`, or the only one).
+  /// The PTX of one ptx.module (`moduleName`, or the only one; with several
+  /// and no name, all of them linked into one, as gpu-opt exports them).
   std::string toPTX(const std::string &moduleName) const;
   /// A cubin of one ptx.module through ptxas (gpuopt::findPtxas's search
   /// when `ptxas` is empty) for `chip` (default: the module's .target).

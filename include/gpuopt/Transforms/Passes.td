@@ -25,13 +25,18 @@ def HFusePlan : Pass<"hfuse-plan", "mlir::ModuleOp"> {
     (`profile=`, a `gpu-run --json` report). The plan is written as the
     `gpuopt.hfuse` attribute of the builtin module (a `#gpuopt.hfuse_plan`),
     and a remark explains it.
-    When every candidate is predicted to be slower than running the kernels
-    apart, the pass fails with that explanation. Without a profile the model
-    compares waves instead of times, and warns that its choice is a guess.
+    When no candidate is predicted to be `min-gain` faster than running the
+    kernels apart (or none can be built), the pass declines: it sets no plan,
+    so `--hfuse-apply` leaves the kernels apart and later passes run on them
+    as they are, and a remark says why and gives the options that fuse by
+    the best candidate anyway; with `require=true` a decline is an error
+    instead. Without a profile the model compares waves instead of times, and
+    warns that its choice is a guess.
     With `measure=` (a gpu-run run spec of the kernels) and a GPU, the top
     candidates are built, checked bit for bit against the kernels apart and
     timed with them in process, the fastest checked one wins if it beats the
-    kernels apart by 1%, and the decision is cached (`cache=`); without a GPU
+    kernels apart by 1% (else the pass declines, as above), and the decision
+    is cached (`cache=`); without a GPU
     the remark says that the model's choice is unmeasured, and why.
     A named strategy skips the model, but ptxas (when there is one) still
     assembles the fused kernel, and a plan it rejects is refused with the
@@ -121,6 +126,10 @@ def HFusePlan : Pass<"hfuse-plan", "mlir::ModuleOp"> {
     Option<"minGain", "min-gain", "double", /*default=*/"0.10",
            "strategy=auto: fuse only when the best candidate is predicted "
            "this fraction faster than the kernels apart">,
+    Option<"require", "require", "bool", /*default=*/"false",
+           "strategy=auto: fail (an error) when no candidate is predicted or "
+           "measured to pay, instead of leaving the kernels apart with a "
+           "remark">,
     Option<"candidatesOut", "candidates-out", "std::string",
            /*default=*/"\"\"",
            "strategy=auto: write every candidate, ranked, as JSON (the "

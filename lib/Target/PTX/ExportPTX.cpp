@@ -1,15 +1,21 @@
 //===- ExportPTX.cpp - The ptx dialect to .ptx text -----------------------===//
 //
 // Prints a ptx.module as a .ptx file laid out the way compilers write PTX:
-// header, globals, then functions with one statement per line.
+// header, globals, then functions with one statement per line. Finds the
+// module a tool exports, linking several into one when no name picks one.
 //
 //===----------------------------------------------------------------------===//
 
 #include "gpuopt/Target/PTX/ExportPTX.h"
+#include "ptx/IR/PTXNamespace.h"
 #include "ptx/IR/PTXParser.h"
 #include "ptx/IR/PTXPrinter.h"
 
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
 using namespace gpuopt;
@@ -148,4 +154,237 @@ FailureOr<PTXModuleOp> gpuopt::findPTXModule(Operation *root,
       modules, [&](PTXModuleOp m) { diag << m.getSymName(); },
       [&] { diag << ", "; });
   return diag << ")", failure();
+}
+
+/// The PTX linkage of a module-level global or function ("" when none).
+static StringRef getLinkageOf(Operation *op) {
+  StringAttr linkage;
+  if (auto global = dyn_cast<GlobalOp>(op))
+    linkage = global.getLinkageAttr();
+  else if (auto entry = dyn_cast<EntryOp>(op))
+    linkage = entry.getLinkageAttr();
+  else if (auto func = dyn_cast<FuncOp>(op))
+    linkage = func.getLinkageAttr();
+  return linkage ? linkage.getValue() : StringRef();
+}
+
+/// A symbol that code outside its module may name: a kernel (launched by its
+/// name), or `.visible`/`.weak`/`.common` linkage. `.extern` declarations of
+/// anything but dynamic shared memory name such a symbol too.
+static bool isLinkedByName(Operation *op) {
+  StringRef linkage = getLinkageOf(op);
+  if (isa<EntryOp>(op) || linkage == ".visible" || linkage == ".weak" ||
+      linkage == ".common")
+    return true;
+  auto global = dyn_cast<GlobalOp>(op);
+  return linkage == ".extern" && !(global && global.getSpace() == ".shared");
+}
+
+/// Whether `text` names `name` as a whole identifier.
+static bool mentionsIdentifier(StringRef text, StringRef name) {
+  auto isIdentifierChar = [](char c) {
+    return llvm::isAlnum(c) || c == '_' || c == '$' || c == '%';
+  };
+  for (size_t at = text.find(name); at != StringRef::npos;
+       at = text.find(name, at + 1)) {
+    size_t end = at + name.size();
+    if ((at == 0 || !isIdentifierChar(text[at - 1])) &&
+        (end == text.size() || !isIdentifierChar(text[end])))
+      return true;
+  }
+  return false;
+}
+
+FailureOr<OwningOpRef<PTXModuleOp>>
+gpuopt::linkPTXModules(ArrayRef<PTXModuleOp> modules, StringRef name,
+                       Location loc) {
+  assert(!modules.empty() && "nothing to link");
+  MLIRContext *ctx = loc.getContext();
+  auto names = [&] {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    llvm::interleaveComma(modules, os,
+                          [&](PTXModuleOp m) { os << m.getSymName(); });
+    return text;
+  };
+  auto refuse = [&](const Twine &why) {
+    return emitError(loc) << "cannot link the " << modules.size()
+                          << " ptx.modules (" << names()
+                          << ") into one PTX file: " << why,
+           failure();
+  };
+
+  // One chip and address size; the newest PTX version; no `debug` target:
+  // DWARF sections (nvcc -G, and -lineinfo's `.debug_str` of inlined
+  // functions' names) define the same labels in every module and are not
+  // merged; `.loc` line information stays.
+  auto chips = [](PTXModuleOp module) {
+    SmallVector<StringRef> result;
+    for (Attribute t : module.getTarget())
+      if (cast<StringAttr>(t).getValue() != "debug")
+        result.push_back(cast<StringAttr>(t).getValue());
+    return result;
+  };
+  PTXModuleOp first = modules.front();
+  StringRef version = first.getVersion();
+  auto parseVersion = [](StringRef v) {
+    return getPTXVersion((".version " + v).str()).value_or(PTXVersion());
+  };
+  for (PTXModuleOp module : modules.drop_front()) {
+    if (chips(module) != chips(first))
+      return refuse("they target different chips ('" +
+                    llvm::join(chips(first), ", ") + "' and '" +
+                    llvm::join(chips(module), ", ") + "')");
+    if (module.getAddressSize() != first.getAddressSize())
+      return refuse("their address sizes differ");
+    if (parseVersion(version) < parseVersion(module.getVersion()))
+      version = module.getVersion();
+  }
+  OpBuilder builder(ctx);
+  SmallVector<Attribute> target;
+  for (StringRef chip : chips(first))
+    target.push_back(builder.getStringAttr(chip));
+  OwningOpRef<PTXModuleOp> linked = PTXModuleOp::create(
+      builder, loc, name, version, builder.getArrayAttr(target),
+      first.getAddressSizeAttr());
+  builder.setInsertionPointToEnd(linked->getBodyBlock());
+
+  // Every module-level name in use, so that a renamed symbol takes none.
+  ptx::PTXNamespace symbolNames;
+  for (PTXModuleOp module : modules)
+    for (Operation &op : *module.getBodyBlock())
+      if (auto sym =
+              op.getAttrOfType<StringAttr>(SymbolTable::getSymbolAttrName()))
+        symbolNames.add(sym.getValue());
+  llvm::StringMap<Operation *> symbols;
+  bool droppedSections = llvm::any_of(modules, [](PTXModuleOp module) {
+    return !module.getBodyBlock()->getOps<SectionOp>().empty();
+  });
+  int64_t fileOffset = 0;
+  for (PTXModuleOp module : modules) {
+    // Which of its symbols clash with what is linked already.
+    llvm::StringMap<std::string> renames;
+    llvm::SmallPtrSet<Operation *, 4> dropped;
+    for (Operation &op : *module.getBodyBlock()) {
+      auto sym = op.getAttrOfType<StringAttr>(SymbolTable::getSymbolAttrName());
+      if (!sym)
+        continue;
+      auto it = symbols.find(sym.getValue());
+      if (it == symbols.end())
+        continue;
+      Operation *earlier = it->second;
+      bool declaration = getLinkageOf(&op) == ".extern" ||
+                         (isa<FuncOp>(op) && !cast<FuncOp>(op).hasBody());
+      if (declaration &&
+          OperationEquivalence::isEquivalentTo(
+              &op, earlier, OperationEquivalence::Flags::IgnoreLocations)) {
+        dropped.insert(&op);
+        continue;
+      }
+      if (isLinkedByName(&op) || isLinkedByName(earlier))
+        return refuse("both define '" + sym.getValue() +
+                      "', a name other code links to (a kernel, or a "
+                      ".visible, .weak, .common or .extern symbol)");
+      renames[sym.getValue()] = symbolNames.newName(sym.getValue(), "_").str();
+    }
+    // Text that names a renamed symbol would still name the old one.
+    for (Operation &op : *module.getBodyBlock()) {
+      StringRef text;
+      if (auto global = dyn_cast<GlobalOp>(op))
+        text = global.getInitializer().value_or("");
+      else if (auto directive = dyn_cast<DirectiveOp>(op))
+        text = directive.getText();
+      for (auto &rename : renames)
+        if (mentionsIdentifier(text, rename.getKey()))
+          return refuse("'" + rename.getKey() + "' of module '" +
+                        module.getSymName() +
+                        "' must be renamed, and a statement names it in "
+                        "text that is not renamed");
+    }
+
+    int64_t maxFile = 0;
+    SmallVector<Operation *> clones;
+    for (Operation &op : *module.getBodyBlock()) {
+      if (isa<SectionOp>(op) || dropped.contains(&op))
+        continue;
+      Operation *clone = builder.clone(op);
+      clones.push_back(clone);
+      if (auto file = dyn_cast<FileOp>(clone)) {
+        maxFile = std::max<int64_t>(maxFile, file.getIndex());
+        file.setIndex(file.getIndex() + fileOffset);
+      }
+      auto sym =
+          clone->getAttrOfType<StringAttr>(SymbolTable::getSymbolAttrName());
+      if (!sym)
+        continue;
+      if (auto it = renames.find(sym.getValue()); it != renames.end())
+        clone->setAttr(SymbolTable::getSymbolAttrName(),
+                       builder.getStringAttr(it->second));
+      symbols[clone->getAttrOfType<StringAttr>(SymbolTable::getSymbolAttrName())
+                  .getValue()] = clone;
+    }
+    // Uses follow the renames; `.loc` follows the renumbered files, and
+    // loses what named the dropped sections or old file numbers.
+    for (Operation *clone : clones)
+      clone->walk([&](Operation *op) {
+        if (auto inst = dyn_cast<InstOp>(op)) {
+          if (renames.empty())
+            return;
+          SmallVector<Attribute> operands;
+          for (Attribute operand : inst.getPtxOperands())
+            operands.push_back(
+                mapOperandLeaves(operand, [&](Attribute leaf) -> Attribute {
+                  if (auto ref = dyn_cast<FlatSymbolRefAttr>(leaf))
+                    if (auto it = renames.find(ref.getValue());
+                        it != renames.end())
+                      return FlatSymbolRefAttr::get(ctx, it->second);
+                  return leaf;
+                }));
+          inst.setPtxOperandsAttr(ArrayAttr::get(ctx, operands));
+        } else if (auto decl = dyn_cast<ForwardDeclOp>(op)) {
+          if (auto it = renames.find(decl.getFunction()); it != renames.end())
+            decl.setFunction(it->second);
+        } else if (auto locOp = dyn_cast<LocOp>(op)) {
+          locOp.setFile(locOp.getFile() + fileOffset);
+          if (droppedSections || fileOffset)
+            locOp.removeExtraAttr();
+        }
+      });
+    fileOffset += maxFile;
+  }
+  return linked;
+}
+
+FailureOr<PTXModuleOp>
+gpuopt::getPTXModuleToExport(Operation *root, StringRef name,
+                             OwningOpRef<PTXModuleOp> &linked) {
+  SmallVector<PTXModuleOp> modules;
+  if (!name.empty() || isa<PTXModuleOp>(root))
+    return findPTXModule(root, name);
+  for (Region &region : root->getRegions())
+    for (Block &block : region)
+      llvm::append_range(modules, block.getOps<PTXModuleOp>());
+  if (modules.size() < 2)
+    return findPTXModule(root, name);
+  std::string linkedName;
+  for (PTXModuleOp module : modules)
+    linkedName += (linkedName.empty() ? "" : "_") + module.getSymName().str();
+  // Why they cannot be linked goes into the one error that lists them.
+  std::string why;
+  FailureOr<OwningOpRef<PTXModuleOp>> result = failure();
+  {
+    ScopedDiagnosticHandler handler(root->getContext(), [&](Diagnostic &diag) {
+      if (diag.getSeverity() != DiagnosticSeverity::Error)
+        return failure();
+      if (why.empty())
+        why = diag.str();
+      return success();
+    });
+    result = linkPTXModules(modules, linkedName, root->getLoc());
+  }
+  if (failed(result))
+    return root->emitError() << why << "; choose one with --module=<name>",
+           failure();
+  linked = std::move(*result);
+  return *linked;
 }

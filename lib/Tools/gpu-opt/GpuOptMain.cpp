@@ -393,8 +393,10 @@ static LogicalResult emitResult(Operation *root, Emit emit,
     return writeBytecodeToFile(root, os, writerConfig);
   }
 
+  // Several modules (inputs whose kernels stay apart) are linked into one.
+  OwningOpRef<gpuopt::ptx::PTXModuleOp> linked;
   FailureOr<gpuopt::ptx::PTXModuleOp> module =
-      gpuopt::findPTXModule(root, clOptions->moduleName);
+      gpuopt::getPTXModuleToExport(root, clOptions->moduleName, linked);
   if (failed(module))
     return failure();
   gpuopt::ModuleOutputOptions options;

@@ -110,8 +110,9 @@ static LogicalResult exportBuffer(MLIRContext &context,
     if (failed(pm.run(*root)))
       return failure();
   }
+  OwningOpRef<gpuopt::ptx::PTXModuleOp> linked;
   FailureOr<gpuopt::ptx::PTXModuleOp> module =
-      gpuopt::findPTXModule(root.get(), clOptions->moduleName);
+      gpuopt::getPTXModuleToExport(root.get(), clOptions->moduleName, linked);
   if (failed(module))
     return failure();
   gpuopt::ModuleOutputOptions options;

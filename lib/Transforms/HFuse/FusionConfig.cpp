@@ -47,8 +47,9 @@ std::optional<int64_t> KernelConfig::getBlockThreads() const {
 
 namespace {
 
-constexpr std::array<StringRef, 6> configKeys = {
-    "name", "strategy", "maxnreg", "runtime_shapes", "units", "kernels"};
+constexpr std::array<StringRef, 7> configKeys = {
+    "name",  "strategy", "maxnreg", "runtime_shapes",
+    "units", "require",  "kernels"};
 constexpr std::array<StringRef, 11> kernelKeys = {
     "name",    "module", "block",   "grid",     "dynamic_smem", "resizable",
     "threads", "ratio",  "time_ms", "replicas", "setmaxnreg"};
@@ -348,6 +349,11 @@ FailureOr<FusionConfig> ConfigParser::parse(StringRef text) {
           if (failed(value))
             return failure();
           config.runtimeShapes = *value;
+        } else if (field.key == "require") {
+          FailureOr<bool> value = parseBool(field);
+          if (failed(value))
+            return failure();
+          config.require = *value;
         } else if (field.key == "units") {
           FailureOr<int64_t> value =
               parseInt(field, 1, std::numeric_limits<int32_t>::max());

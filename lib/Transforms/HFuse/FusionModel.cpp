@@ -443,16 +443,72 @@ std::string describeRegisterShortfall(const FusionPlan &plan,
 }
 
 /// What to change when the fused kernel needs more registers than it may
-/// have.
-std::string suggestFewerRegisters(const FusionPlan &plan) {
-  if (plan.maxnreg)
-    return "raise or drop the register cap (maxnreg=)";
-  if (plan.strategy == FusionStrategy::Thread)
-    return "give the parts fewer threads (threads= for resizable kernels), "
-           "or use strategy=interleave or dynamic, whose block is the "
-           "largest part's";
-  return "fuse the kernel with one whose block is no larger than its own, "
-         "or run them apart";
+/// have, `needed` per thread (the most a part takes alone): only what gives
+/// it that many. A cap below what the fused block allows can be raised, no
+/// further than the block allows; the block allows more with fewer threads
+/// (a thread split's parts, or a block-level strategy, whose block is the
+/// largest part's), but never more than a block of that size can have.
+std::string suggestFewerRegisters(const FusionPlan &plan, int64_t blockThreads,
+                                  const DeviceLimits &limits, int64_t needed) {
+  int64_t blockCap = limits.maxRegistersPerThread(blockThreads);
+  std::vector<std::string> fixes;
+  if (plan.maxnreg && plan.maxnreg < blockCap)
+    fixes.push_back(
+        needed <= blockCap
+            ? llvm::formatv("raise the register cap to {0} (maxnreg={0}; "
+                            "maxnreg=0 gives the {1} a block of {2} threads "
+                            "allows)",
+                            needed, blockCap, blockThreads)
+                  .str()
+            : llvm::formatv("drop the register cap (maxnreg=0: the {0} a "
+                            "block of {1} threads allows)",
+                            blockCap, blockThreads)
+                  .str());
+  // The largest block whose threads may have `needed` registers.
+  int64_t fitThreads = 0;
+  for (int64_t t = 1024; t >= 32 && !fitThreads; t -= 32)
+    if (limits.maxRegistersPerThread(t) >= needed)
+      fitThreads = t;
+  int64_t largest = 0;
+  bool replicated = false;
+  for (const PartPlan &part : plan.parts) {
+    largest = std::max(largest, part.getThreads());
+    replicated |= part.replicas > 1;
+  }
+  if (needed > blockCap && fitThreads >= largest) {
+    if (plan.strategy == FusionStrategy::Thread) {
+      fixes.push_back(llvm::formatv("give the parts at most {0} threads in "
+                                    "all (threads= for kernels that may be "
+                                    "resized{1})",
+                                    fitThreads,
+                                    replicated ? ", fewer replicas=" : "")
+                          .str());
+      fixes.push_back(llvm::formatv("use strategy=interleave or dynamic, "
+                                    "whose block is the largest part's ({0} "
+                                    "threads, up to {1} registers each)",
+                                    largest,
+                                    limits.maxRegistersPerThread(largest))
+                          .str());
+    }
+  }
+  if (needed > blockCap && fitThreads < largest)
+    fixes.push_back(llvm::formatv("fuse the kernel that needs them with "
+                                  "kernels whose blocks are at most {0} "
+                                  "threads, or run them apart",
+                                  fitThreads)
+                        .str());
+  if (fixes.empty())
+    return llvm::formatv("no register setting gives it more: each kernel "
+                         "alone needs at most {0} registers per thread, "
+                         "which the fused block allows, so the fused code "
+                         "itself needs more; run the kernels apart, or "
+                         "accept the spills",
+                         needed)
+        .str();
+  std::string text;
+  for (auto [i, fix] : llvm::enumerate(fixes))
+    text += (i == 0 ? "" : i + 1 == fixes.size() ? ", or " : ", ") + fix;
+  return text;
 }
 
 /// ptxas's report for `entryName` in `module`; unknown when ptxas fails.
@@ -908,9 +964,11 @@ FailureOr<bool> hfuse::checkPlanWithPtxas(ModuleOp root, const FusionPlan &plan,
   if (fusedResources.known) {
     // ptxas fits the fused kernel by spilling: say so, unless the kernels
     // spill as much alone.
-    int64_t aloneSpills = 0;
-    for (const Resources &res : alone)
+    int64_t aloneSpills = 0, aloneRegisterNeed = 0;
+    for (const Resources &res : alone) {
       aloneSpills += res.spillBytes;
+      aloneRegisterNeed = std::max(aloneRegisterNeed, res.registers);
+    }
     if (fusedResources.spillBytes > aloneSpills)
       emitWarning(loc) << "hfuse: the fused kernel '" << plan.name
                        << "' spills " << fusedResources.spillBytes
@@ -919,9 +977,14 @@ FailureOr<bool> hfuse::checkPlanWithPtxas(ModuleOp root, const FusionPlan &plan,
                        << fusedResources.registers
                        << " registers per thread, at most "
                        << getRegisterCap(plan, blockThreads, limits)
-                       << " for a block of " << blockThreads
-                       << " threads; it computes the same results, slower; "
-                       << suggestFewerRegisters(plan);
+                       << (getRegisterCap(plan, blockThreads, limits) <
+                                   limits.maxRegistersPerThread(blockThreads)
+                               ? " under the register cap (maxnreg=)"
+                               : " for a block of " +
+                                     std::to_string(blockThreads) + " threads")
+                       << "; it computes the same results, slower; "
+                       << suggestFewerRegisters(plan, blockThreads, limits,
+                                                aloneRegisterNeed);
     return true;
   }
 
@@ -939,7 +1002,9 @@ FailureOr<bool> hfuse::checkPlanWithPtxas(ModuleOp root, const FusionPlan &plan,
   if (shortfall.empty())
     diag << ", although it accepts each kernel alone";
   else
-    diag << ": " << shortfall << "; " << suggestFewerRegisters(plan);
+    diag << ": " << shortfall << "; "
+         << suggestFewerRegisters(plan, blockThreads, limits,
+                                  *llvm::max_element(aloneRegisters));
   diag.attachNote() << error;
   return failure();
 }

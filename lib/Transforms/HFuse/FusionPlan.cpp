@@ -10,6 +10,7 @@
 #include "gpuopt/Transforms/HFuse/FusionPlan.h"
 #include "gpuopt/Analysis/KernelLookup.h"
 #include "gpuopt/Dialect/GPUOpt/GPUOptDialect.h"
+#include "gpuopt/Transforms/HFuse/FusionModel.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
@@ -156,6 +157,23 @@ int64_t hfuse::getLaunchRegisters(const FusionPlan &plan) {
   return llvm::alignTo(llvm::divideCeil(registers, threads), 8);
 }
 
+int64_t hfuse::getFusedRegisterCap(const FusionPlan &plan, int64_t blockThreads,
+                                   ArrayRef<KernelAnalysis> analyses) {
+  if (llvm::any_of(plan.parts,
+                   [](const PartPlan &part) { return part.setmaxnreg; }))
+    return getLaunchRegisters(plan);
+  if (llvm::any_of(analyses, [](const KernelAnalysis &analysis) {
+        return !analysis.getSetmaxnreg().empty();
+      }))
+    return plan.maxnreg;
+  DeviceLimits limits;
+  int64_t blockCap = limits.maxRegistersPerThread(blockThreads);
+  if (plan.maxnreg)
+    return std::min(plan.maxnreg, blockCap);
+  // ptxas's own ceiling needs no cap.
+  return blockCap < limits.maxRegistersPerThread(1) ? blockCap : 0;
+}
+
 FailureOr<EntryOp> hfuse::findPartKernel(ModuleOp root, const PartPlan &part,
                                          Location loc) {
   return lookupKernel(root, part.module, part.kernel, loc);
@@ -168,25 +186,6 @@ static std::string formatDims(const Dim3 &d) {
   if (d[2] != 1)
     s += "x" + std::to_string(d[2]);
   return s;
-}
-
-/// Whether a thread of the part's kernel may leave it (`ret` or `exit` in
-/// its body, other than an unguarded last instruction) while others still
-/// wait at a barrier without a thread count.
-static bool mayLeaveBeforeBarrier(const KernelAnalysis &analysis) {
-  bool countless = llvm::any_of(analysis.getBarriers(), [](const auto &use) {
-    return use.kind != BarrierUse::Kind::Arrive && use.countOperand < 0;
-  });
-  if (!countless)
-    return false;
-  InstOp last;
-  for (Operation &op : llvm::reverse(*analysis.getEntry().getBodyBlock()))
-    if ((last = dyn_cast<InstOp>(op)))
-      break;
-  return llvm::any_of(analysis.getExits(), [&](ExitUse exit) {
-    return !exit.inDeviceFunction && exit.kind != ExitUse::Kind::Trap &&
-           (exit.op != last || exit.op.getGuardAttr());
-  });
 }
 
 /// The checks of sm_aware dispatch and of `units`: what the dispatch keeps
@@ -245,9 +244,9 @@ static LogicalResult checkCounterDispatch(const FusionPlan &plan,
     // Between units every thread waits at a barrier: a thread that left
     // the part early would wait there instead of ending, and its part's
     // barrier, which counts every thread of the block, would never fill.
-    if (mayLeaveBeforeBarrier(analysis))
-      return refuse("its threads may return early while others wait at a "
-                    "barrier without a thread count, which would then "
+    if (const std::optional<EarlyExit> &early = analysis.getEarlyExit())
+      return refuse(early->describe() +
+                    ", and the barrier without a thread count would then "
                     "wait for them; use units=1");
     if (analysis.getMaxBarrierId() >= 15)
       return refuse("it uses barrier 15, which the fused kernel needs "

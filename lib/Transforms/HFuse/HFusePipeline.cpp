@@ -36,6 +36,7 @@ void hfuse::buildHFusePipeline(OpPassManager &pm, const HFuseOptions &options) {
   plan.chip = options.chip;
   plan.ptxas = options.ptxas;
   plan.minGain = options.minGain;
+  plan.require = options.require;
   plan.candidatesOut = options.candidatesOut;
   plan.measure = options.measure;
   plan.measureTop = options.measureTop;

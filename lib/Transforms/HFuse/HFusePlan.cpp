@@ -94,6 +94,8 @@ private:
   bool configRuntimeShapes = false;
   /// The config's `units:`.
   std::optional<int64_t> configUnits;
+  /// The config's `require: true`.
+  bool configRequire = false;
   /// Where the fused kernel is asked for: the config, the kernels= option,
   /// or the first kernel. Notes about the fusion as a whole point here.
   std::optional<Location> fusionLoc;
@@ -127,6 +129,7 @@ HFusePlanPass::gatherRequests(SmallVectorImpl<KernelRequest> &requests,
       cap = *parsed->maxnreg;
     configRuntimeShapes = parsed->runtimeShapes;
     configUnits = parsed->units;
+    configRequire = parsed->require;
     if (!parsed->name.empty())
       fusedName = parsed->name;
     for (const KernelConfig &k : parsed->kernels) {
@@ -329,6 +332,53 @@ HFusePlanPass::readProfile(SmallVectorImpl<KernelRequest> &requests) {
                                         "kernel name)");
   }
   return success();
+}
+
+/// How to fuse by `best` although strategy=auto declines it: the options
+/// that build it (Candidate::options(), the same as candidates-out= gives),
+/// or, with a config (whose `strategy:` wins over the option), the keys to
+/// write there.
+static std::string describeForcing(const Candidate &best, bool fromConfig) {
+  if (!fromConfig)
+    return "pass " + best.options() +
+           " (with the same kernels and shapes) instead of strategy=auto";
+  const FusionPlan &plan = best.plan;
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "write in the config strategy: "
+     << stringifyFusionStrategy(plan.strategy);
+  if (plan.maxnreg)
+    os << ", maxnreg: " << plan.maxnreg;
+  if (plan.units > 1)
+    os << ", units: " << plan.units;
+  os << " and per kernel, in order,";
+  bool first = true;
+  auto perKernel = [&](StringRef key, auto get, bool always) {
+    if (!always && llvm::all_of(plan.parts, [&](const PartPlan &p) {
+          return get(p) == get(PartPlan());
+        }))
+      return;
+    os << (first ? " " : ", ") << key << ": ";
+    first = false;
+    llvm::interleave(
+        plan.parts, os, [&](const PartPlan &p) { os << get(p); }, "/");
+  };
+  if (plan.strategy == FusionStrategy::Thread) {
+    perKernel("threads", [](const PartPlan &p) { return p.getThreads(); },
+              true);
+    perKernel("replicas", [](const PartPlan &p) { return p.replicas; },
+              false);
+    perKernel("setmaxnreg", [](const PartPlan &p) { return p.setmaxnreg; },
+              false);
+  } else {
+    perKernel("ratio", [](const PartPlan &p) { return p.ratio; }, true);
+  }
+  if (llvm::is_contained(best.resized, true)) {
+    os << ", resizable: ";
+    llvm::interleave(
+        best.resized, os, [&](bool r) { os << (r ? "true" : "false"); }, "/");
+  }
+  return text;
 }
 
 /// Small integers proportional to the grids, so that every kernel's blocks
@@ -582,7 +632,9 @@ void HFusePlanPass::runOnOperation() {
       if (std::optional<MeasuredDecision> cached = measurement->lookup(root)) {
         if (cached->fuse)
           warnUnprovenResize(cached->plan);
-        if (failed(applyMeasuredDecision(root, *cached, remarkLoc)))
+        if (failed(applyMeasuredDecision(root, *cached, remarkLoc,
+                                         require || configRequire,
+                                         !config.empty())))
           return signalPassFailure();
         return;
       }
@@ -601,12 +653,21 @@ void HFusePlanPass::runOnOperation() {
     if (candidate.feasible &&
         (!best || candidate.predictedMs < best->predictedMs))
       best = &candidate;
+  // A decline is a remark, and the kernels stay apart (no plan: later
+  // passes run on them as they are), unless the user requires fusion.
+  bool requireFusion = require || configRequire;
   if (!best) {
-    InFlightDiagnostic diag = emitError(remarkLoc)
-                              << "hfuse: no way to fuse these kernels";
+    InFlightDiagnostic diag =
+        (requireFusion ? emitError(remarkLoc) : emitRemark(remarkLoc))
+        << "hfuse: not fusing: no way to fuse these kernels (the notes say "
+           "why each candidate cannot be built)";
+    if (!requireFusion)
+      diag << "; the kernels stay apart; require=true makes this an error";
     for (const Candidate &candidate : *candidates)
       diag.attachNote() << candidate.describe() << ": " << candidate.reason;
-    return signalPassFailure();
+    if (requireFusion)
+      return signalPassFailure();
+    return markAllAnalysesPreserved();
   }
   // Measured choice (MeasureCandidates.h), 2 of 2: with a GPU, the top
   // candidates are timed and checked, and measurement decides (min-gain is
@@ -618,22 +679,31 @@ void HFusePlanPass::runOnOperation() {
       return signalPassFailure();
     if (decision->fuse)
       warnUnprovenResize(decision->plan);
-    if (failed(applyMeasuredDecision(root, *decision, remarkLoc)))
+    if (failed(applyMeasuredDecision(root, *decision, remarkLoc, requireFusion,
+                                     !config.empty())))
       return signalPassFailure();
     return;
   }
   // End of measured choice 2.
   if (best->predictedMs > best->baselineMs * (1.0 - minGain)) {
-    emitError(remarkLoc)
+    InFlightDiagnostic diag =
+        (requireFusion ? emitError(remarkLoc) : emitRemark(remarkLoc))
         << "hfuse: not fusing: no candidate is predicted to be "
         << llvm::formatv("{0:f0}", minGain * 100)
         << "% faster than running the kernels apart (best: " << best->describe()
         << ", predicted " << llvm::formatv("{0:f3}", best->predictedMs) << " "
         << best->unit << " vs " << llvm::formatv("{0:f3}", best->baselineMs)
-        << " " << best->unit
-        << " apart); pass strategy=thread, interleave or dynamic to fuse "
-           "anyway";
-    return signalPassFailure();
+        << " " << best->unit << " apart)";
+    if (!requireFusion)
+      diag << "; the kernels stay apart";
+    diag << "; to fuse by the best candidate anyway, "
+         << describeForcing(*best, !config.empty());
+    if (requireFusion) {
+      diag << "; without require=true the kernels stay apart instead";
+      return signalPassFailure();
+    }
+    diag << "; require=true makes a decline an error";
+    return markAllAnalysesPreserved();
   }
   warnUnprovenResize(best->plan);
   setHFusePlan(root, best->plan.toAttr(&getContext()));

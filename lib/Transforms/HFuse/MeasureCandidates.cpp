@@ -481,6 +481,8 @@ static std::string writeCacheEntry(StringRef path, StringRef key,
     llvm::json::Object o{{"description", c.description},
                          {"rank", int64_t(c.rank)},
                          {"verified", c.verified}};
+    if (!c.options.empty())
+      o["options"] = c.options;
     if (c.medianMs > 0)
       o["median_ms"] = c.medianMs;
     if (!c.excluded.empty())
@@ -564,6 +566,7 @@ std::optional<MeasuredDecision> CandidateMeasurement::lookup(ModuleOp root) {
         continue;
       MeasuredCandidate c;
       c.description = o->getString("description").value_or("").str();
+      c.options = o->getString("options").value_or("").str();
       c.rank = size_t(o->getInteger("rank").value_or(0));
       c.medianMs = o->getNumber("median_ms").value_or(-1);
       c.verified = o->getBoolean("verified").value_or(false);
@@ -791,6 +794,7 @@ CandidateMeasurement::measure(ModuleOp root, ArrayRef<Candidate> ranked) {
   for (auto [n, c] : llvm::enumerate(chosen)) {
     MeasuredCandidate &mc = measured.emplace_back();
     mc.description = c->describe();
+    mc.options = c->options();
     mc.rank = n;
     specIndex.push_back(0);
     OwningOpRef<ModuleOp> copy = root.clone();
@@ -999,7 +1003,8 @@ static std::string describeBaselines(const MeasuredBaselines &b) {
 
 LogicalResult hfuse::applyMeasuredDecision(ModuleOp root,
                                            const MeasuredDecision &decision,
-                                           Location loc) {
+                                           Location loc, bool require,
+                                           bool fromConfig) {
   double apart = decision.baselines.bestMs();
   std::string where =
       decision.gpu.empty() ? std::string("the GPU") : "'" + decision.gpu + "'";
@@ -1026,16 +1031,40 @@ LogicalResult hfuse::applyMeasuredDecision(ModuleOp root,
                 .str();
 
   if (!decision.fuse) {
+    // The fastest candidate whose outputs were checked: what fuses anyway.
+    const MeasuredCandidate *fastest = nullptr;
+    for (const MeasuredCandidate &c : decision.measured)
+      if (c.verified && c.medianMs > 0 &&
+          (!fastest || c.medianMs < fastest->medianMs))
+        fastest = &c;
     InFlightDiagnostic diag =
-        emitError(loc) << "hfuse: not fusing: no candidate measured is 1% "
-                          "faster than running the kernels apart (best apart: "
-                       << formatMs(apart) << " ms, "
-                       << decision.baselines.bestMode();
-    if (decision.fusedMs > 0)
-      diag << "; fastest checked candidate: " << formatMs(decision.fusedMs)
-           << " ms";
-    diag << "); " << counted << "; " << cacheText
-         << "; pass strategy=thread, interleave or dynamic to fuse anyway";
+        (require ? emitError(loc) : emitRemark(loc))
+        << "hfuse: not fusing: no candidate measured is 1% faster than "
+           "running the kernels apart (best apart: "
+        << formatMs(apart) << " ms, " << decision.baselines.bestMode();
+    if (fastest)
+      diag << "; fastest checked candidate: " << fastest->description << ", "
+           << formatMs(fastest->medianMs) << " ms";
+    diag << "); " << counted << "; " << cacheText;
+    if (!require)
+      diag << "; the kernels stay apart";
+    if (fastest && !fastest->options.empty()) {
+      diag << "; to fuse by the fastest checked candidate anyway, pass "
+           << fastest->options
+           << " (with the same kernels and shapes) instead of strategy=auto";
+      if (fromConfig)
+        diag << " (with config=, write them as its keys: strategy: and the "
+                "kernels' keys of those names)";
+    } else if (fastest) {
+      diag << "; to fuse by the fastest checked candidate anyway, name its "
+              "strategy and split or ratio ("
+           << fastest->description << ")";
+    } else {
+      diag << "; no candidate's outputs were checked bit-identical to the "
+              "kernels apart, so none is offered to fuse by";
+    }
+    diag << (require ? "; without require=true the kernels stay apart instead"
+                     : "; require=true makes a decline an error");
     for (const MeasuredCandidate &c : decision.measured) {
       Diagnostic &note = diag.attachNote();
       note << c.description << ": ";
@@ -1046,7 +1075,7 @@ LogicalResult hfuse::applyMeasuredDecision(ModuleOp root,
       if (!c.excluded.empty())
         note << " (left out: " << c.excluded << ")";
     }
-    return failure();
+    return failure(require);
   }
 
   setHFusePlan(root, decision.plan.toAttr(root.getContext()));

@@ -595,9 +595,11 @@ def _compile_inprocess(api, ptxs, files, options):
         fused = module.fuse(**{k.replace("-", "_"): v for k, v in options.items()})
     except api.Error as e:
         text = str(e)
-        if "not fusing" in text:
+        if "not fusing" in text:  # a gpu-opt that fails its declines
             raise _Declined(e.message) from e
         raise FuseError("gpu-opt --hfuse=\"" + _hfuse_text(options) + "\" failed:\n" + text) from e
+    if fused.declined:  # the kernels stay apart
+        raise _Declined(fused.declined)
     remarks = [f"{d.severity}: {d.message}" for d in fused.diagnostics]
     return fused.to_ptx(), fused.manifest, remarks
 
@@ -619,10 +621,13 @@ def _compile_with_tool(ptxs, files, options):
         # "FILE:LINE:COL: remark: ..." without the temporary file.
         lines = [re.sub(r"^.*?: (remark|warning|error): ", r"\1: ", ln)
                  for ln in r.stderr.splitlines() if re.search(r": (remark|warning|error): ", ln)]
+        # A decline is a remark (exit 0, the kernels apart in the output), or
+        # an error from a gpu-opt before that.
+        declined = next((ln for ln in lines if re.match(r"(remark|error): hfuse: not fusing:", ln)),
+                        None)
+        if declined:
+            raise _Declined(declined.split(": ", 1)[1])
         if r.returncode != 0:
-            if "not fusing" in r.stderr:
-                why = next((ln for ln in lines if "not fusing" in ln), r.stderr.strip())
-                raise _Declined(why.split("error: ", 1)[-1])
             raise FuseError("gpu-opt --hfuse=\"" + _hfuse_text(options) + "\" failed:\n"
                             + r.stderr)
         with open(out) as f:

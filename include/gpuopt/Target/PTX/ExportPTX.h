@@ -7,6 +7,7 @@
 #include "ptx/IR/PTX.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
 #include "mlir/Support/Timing.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
@@ -26,6 +27,30 @@ mlir::LogicalResult exportPTX(ptx::PTXModuleOp module, llvm::raw_ostream &os);
 /// only one when `name` is empty. Reports an error on `root` otherwise.
 mlir::FailureOr<ptx::PTXModuleOp> findPTXModule(mlir::Operation *root,
                                                 llvm::StringRef name);
+
+/// Links `modules` into one new ptx.module named `name`, as one PTX file
+/// holds them: the same `.target` (without `debug`) and address size, the
+/// newest `.version`; every statement of each module in order, `.file`
+/// indices renumbered, debug sections dropped (as a fused kernel drops
+/// them); a declaration both modules make once; a clash of module-private
+/// symbols (no `.visible`/`.weak`/`.common` linkage, not an `.entry`)
+/// resolved by renaming the later one and its uses. Fails with an error on
+/// `root`'s location naming what cannot be linked: other targets, two
+/// entries or externally visible symbols of one name, a renamed symbol that
+/// initializer or directive text names.
+mlir::FailureOr<mlir::OwningOpRef<ptx::PTXModuleOp>>
+linkPTXModules(llvm::ArrayRef<ptx::PTXModuleOp> modules, llvm::StringRef name,
+               mlir::Location loc);
+
+/// The ptx.module a tool exports from `root`: the one named `name`, the only
+/// one, or, with no name and several, all of them linked into one
+/// (linkPTXModules), owned by `linked`. So several inputs whose kernels stay
+/// apart (a fusion that declined, probes of two files) still make one PTX
+/// file. Reports an error on `root` when there is none, or when the modules
+/// cannot be linked (saying why, and that --module=<name> picks one).
+mlir::FailureOr<ptx::PTXModuleOp>
+getPTXModuleToExport(mlir::Operation *root, llvm::StringRef name,
+                     mlir::OwningOpRef<ptx::PTXModuleOp> &linked);
 
 /// The launch manifest (docs/manifest.md) of `module` once written to
 /// `modulePath` in `format` ("ptx" or "cubin"): each kernel's parameter

@@ -105,6 +105,8 @@ struct FusionConfig {
   /// Launch-agnostic: grids (and dynamic shared memory where the strategy
   /// allows) are parameters of the fused kernel (`runtime_shapes: true`).
   bool runtimeShapes = false;
+  /// strategy auto: a decline is an error (`require: true`), not a remark.
+  bool require = false;
   /// Dynamic and sm_aware dispatch: work units a fused block takes per
   /// ticket (`units:`).
   std::optional<int64_t> units;

@@ -97,6 +97,17 @@ getRuntimeSmemParts(const FusionPlan &plan,
 /// 0: none.
 int64_t getLaunchRegisters(const FusionPlan &plan);
 
+/// The `.maxnreg` of the fused `.entry`: getLaunchRegisters's count where it
+/// gives one (a `maxnreg` cap, or the pool of `setmaxnreg` budgets), a cap no
+/// larger than what a thread of the fused block of `blockThreads` may have
+/// (DeviceLimits::maxRegistersPerThread); without one, that most, so that
+/// ptxas allocates up to what the block allows and states it. 0 (none) where
+/// the block allows ptxas's own maximum (255), and for a part that changes
+/// its own budget with `setmaxnreg` (ptxas honours it only under
+/// `.maxnreg`), which the plan checks refuse a cap for.
+int64_t getFusedRegisterCap(const FusionPlan &plan, int64_t blockThreads,
+                            llvm::ArrayRef<KernelAnalysis> analyses);
+
 /// The fused kernel's grid (blocks): the largest part's for a thread split
 /// (a part with replicas r needs ceil(blocks / r) fused blocks),
 /// the parts' sum for interleave, ceil(sum / units) for dynamic dispatch

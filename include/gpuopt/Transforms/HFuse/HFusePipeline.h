@@ -103,6 +103,12 @@ struct HFuseOptions : public mlir::PassPipelineOptions<HFuseOptions> {
       llvm::cl::desc("strategy=auto: fuse only when the best candidate is "
                      "predicted this fraction faster than the kernels apart"),
       llvm::cl::init(0.10)};
+  Option<bool> require{
+      *this, "require",
+      llvm::cl::desc("strategy=auto: fail (an error) when no candidate is "
+                     "predicted or measured to pay, instead of leaving the "
+                     "kernels apart with a remark"),
+      llvm::cl::init(false)};
   Option<std::string> candidatesOut{
       *this, "candidates-out",
       llvm::cl::desc("strategy=auto: write every candidate, ranked, as JSON "

@@ -60,6 +60,9 @@ struct MeasuredBaselines {
 /// One candidate as measured.
 struct MeasuredCandidate {
   std::string description;
+  /// The `--hfuse` options that build it (Candidate::options()); empty in a
+  /// cache entry written before they were recorded.
+  std::string options;
   /// Its rank among the model's feasible candidates (0: the model's choice).
   size_t rank = 0;
   /// Median time of the fused kernel; < 0 when it was not timed.
@@ -149,11 +152,15 @@ private:
   std::optional<DeviceLimits> limits;
 };
 
-/// Sets the decision's plan on `root` and explains it in a remark at `loc`,
-/// or, for a decline, emits the error that says why and fails.
+/// Sets the decision's plan on `root` and explains it in a remark at `loc`.
+/// A decline sets no plan (the kernels stay apart) and says why in a remark,
+/// with the options that fuse by the fastest checked candidate anyway; with
+/// `require` it is an error instead, and fails. `fromConfig`: the strategy
+/// comes from a config, where those options are written as its keys.
 mlir::LogicalResult applyMeasuredDecision(mlir::ModuleOp root,
                                           const MeasuredDecision &decision,
-                                          mlir::Location loc);
+                                          mlir::Location loc, bool require,
+                                          bool fromConfig);
 
 /// The limits of the GPU `info` describes: the driver's SM count, threads,
 /// blocks, registers and shared memory per SM, shared memory per block and
