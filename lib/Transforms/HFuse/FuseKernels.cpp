@@ -1520,23 +1520,12 @@ FailureOr<PTXModuleOp> KernelFuser::run() {
     part.fusedThreads = layout.blockThreads;
     part.barrierBase = barrierBase;
     part.barrierIds = analysis.getMaxBarrierId() + 1;
-    // Its block barriers wait for a thread count here, or a barrier after
-    // it waits for its threads: threads that leave early must be kept.
-    part.drain =
-        analysis.getEarlyExit() &&
-        (plan.strategy == FusionStrategy::Thread ||
-         part.plan->getThreads() < layout.blockThreads || plan.units > 1);
-    // With several units per ticket the block synchronises after each
-    // unit, and a warp whose threads left at different points was seen to
-    // hang there (on an H100 and an H200), drained or not: refused.
-    if (part.drain && plan.units > 1) {
-      emitError(loc) << "cannot fuse kernel '" << part.plan->kernel
-                     << "' with units=" << plan.units << ": "
-                     << analysis.getEarlyExit()->describe()
-                     << ", and a block that runs several units synchronises "
-                        "after each; use units=1";
-      return cleanup();
-    }
+    // Its block barriers wait for a thread count here: threads that leave
+    // early must be kept arriving (units > 1 are refused by
+    // checkFusionPlan).
+    part.drain = analysis.getEarlyExit() &&
+                 (plan.strategy == FusionStrategy::Thread ||
+                  part.plan->getThreads() < layout.blockThreads);
     int64_t replicas = part.plan->replicas;
     if (plan.strategy == FusionStrategy::Thread)
       barrierBase += replicas * part.barrierIds;
