@@ -368,6 +368,9 @@ struct ProbeKeepOccupancyPass
       SmallVector<int64_t> threads;
       int64_t shared;
       hfuse::DeviceLimits limits;
+      /// The kernel's own `.maxnreg` (a fused kernel's block cap), which
+      /// any cap stays under and a withdrawn cap goes back to.
+      std::optional<unsigned> original;
     };
     SmallVector<Cap> caps;
     SmallVector<PTXModuleOp> capped;
@@ -375,9 +378,11 @@ struct ProbeKeepOccupancyPass
       EntryOp entry = kernel.entry;
       const KernelResources &before = kernel.before;
       const KernelResources &after = kernel.resources;
-      if (failed(checkWarpSpecialized(entry, before, after)) ||
-          entry.getMaxnreg())
+      if (failed(checkWarpSpecialized(entry, before, after)))
         continue;
+      std::optional<unsigned> original;
+      if (auto maxnreg = entry.getMaxnreg())
+        original = *maxnreg;
       // Blocks per SM of the chip it targets (the chip table); without its
       // limits no cap is known to keep anything.
       auto module = entry->getParentOfType<PTXModuleOp>();
@@ -399,15 +404,15 @@ struct ProbeKeepOccupancyPass
       int64_t shared = getSharedBytes(entry, before);
       unsigned keep =
           getOccupancyRegisters(*limits, threads, shared, before.registers);
-      if (after.registers <= keep)
+      if (after.registers <= keep || (original && *original <= keep))
         continue;
       std::optional<OccupancyDrop> drop = getWorstDrop(
           *limits, threads, shared, before.registers, after.registers);
       if (!drop)
         continue;
       entry.setMaxnreg(keep);
-      caps.push_back(
-          {&kernel, keep, *drop, std::move(threads), shared, *limits});
+      caps.push_back({&kernel, keep, *drop, std::move(threads), shared,
+                      *limits, original});
       if (!llvm::is_contained(capped, module))
         capped.push_back(module);
     }
@@ -453,11 +458,13 @@ struct ProbeKeepOccupancyPass
       const hfuse::DeviceLimits &limits = cap.limits;
       auto [fit, tooLarge] = getLaunchableRegisters(
           limits, threads, shared, before.registers, after.registers);
+      if (cap.original)
+        fit = std::min<unsigned>(fit, *cap.original);
       unsigned registers = std::min(after.registers, fit);
       if (registers < after.registers)
         entry.setMaxnreg(fit);
       else
-        entry.setMaxnreg(std::nullopt);
+        entry.setMaxnreg(cap.original);
       std::optional<OccupancyDrop> drop =
           getWorstDrop(limits, threads, shared, before.registers, registers);
       if (drop)
