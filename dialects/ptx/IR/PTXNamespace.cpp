@@ -111,3 +111,27 @@ StringRef PTXNamespace::newName(const llvm::Twine &stem, StringRef separator) {
     }
   }
 }
+
+void gpuopt::ptx::renameSymbolUses(
+    Operation *root, const llvm::StringMap<std::string> &renames) {
+  if (renames.empty())
+    return;
+  MLIRContext *ctx = root->getContext();
+  root->walk([&](Operation *op) {
+    if (auto inst = dyn_cast<InstOp>(op)) {
+      SmallVector<Attribute> operands;
+      for (Attribute operand : inst.getPtxOperands())
+        operands.push_back(
+            mapOperandLeaves(operand, [&](Attribute leaf) -> Attribute {
+              if (auto sym = dyn_cast<FlatSymbolRefAttr>(leaf))
+                if (auto it = renames.find(sym.getValue()); it != renames.end())
+                  return FlatSymbolRefAttr::get(ctx, it->second);
+              return leaf;
+            }));
+      inst.setPtxOperandsAttr(ArrayAttr::get(ctx, operands));
+    } else if (auto decl = dyn_cast<ForwardDeclOp>(op)) {
+      if (auto it = renames.find(decl.getFunction()); it != renames.end())
+        decl.setFunction(it->second);
+    }
+  });
+}

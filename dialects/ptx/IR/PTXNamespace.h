@@ -62,6 +62,12 @@ private:
   llvm::StringMap<unsigned> nextSuffix;
 };
 
+/// Makes every use of a renamed symbol in `root` and the ops nested in it
+/// (instruction operands, `.func` forward declarations) use its new name:
+/// `renames` maps old names to new ones.
+void renameSymbolUses(mlir::Operation *root,
+                      const llvm::StringMap<std::string> &renames);
+
 } // namespace gpuopt::ptx
 
 #endif // GPUOPT_DIALECT_PTX_IR_PTXNAMESPACE_H

@@ -325,31 +325,14 @@ gpuopt::linkPTXModules(ArrayRef<PTXModuleOp> modules, StringRef name,
     }
     // Uses follow the renames; `.loc` follows the renumbered files, and
     // loses what named the dropped sections or old file numbers.
-    for (Operation *clone : clones)
-      clone->walk([&](Operation *op) {
-        if (auto inst = dyn_cast<InstOp>(op)) {
-          if (renames.empty())
-            return;
-          SmallVector<Attribute> operands;
-          for (Attribute operand : inst.getPtxOperands())
-            operands.push_back(
-                mapOperandLeaves(operand, [&](Attribute leaf) -> Attribute {
-                  if (auto ref = dyn_cast<FlatSymbolRefAttr>(leaf))
-                    if (auto it = renames.find(ref.getValue());
-                        it != renames.end())
-                      return FlatSymbolRefAttr::get(ctx, it->second);
-                  return leaf;
-                }));
-          inst.setPtxOperandsAttr(ArrayAttr::get(ctx, operands));
-        } else if (auto decl = dyn_cast<ForwardDeclOp>(op)) {
-          if (auto it = renames.find(decl.getFunction()); it != renames.end())
-            decl.setFunction(it->second);
-        } else if (auto locOp = dyn_cast<LocOp>(op)) {
-          locOp.setFile(locOp.getFile() + fileOffset);
-          if (droppedSections || fileOffset)
-            locOp.removeExtraAttr();
-        }
+    for (Operation *clone : clones) {
+      renameSymbolUses(clone, renames);
+      clone->walk([&](LocOp locOp) {
+        locOp.setFile(locOp.getFile() + fileOffset);
+        if (droppedSections || fileOffset)
+          locOp.removeExtraAttr();
       });
+    }
     fileOffset += maxFile;
   }
   return linked;

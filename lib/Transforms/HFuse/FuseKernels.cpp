@@ -312,28 +312,13 @@ LogicalResult KernelFuser::cloneModules() {
     }
     // References inside the copies follow the renames; `.loc` follows the
     // renumbered files and drops what pointed into the dropped sections.
-    for (Operation *clone : clones)
-      clone->walk([&](Operation *op) {
-        if (auto inst = dyn_cast<InstOp>(op)) {
-          SmallVector<Attribute> operands;
-          for (Attribute operand : inst.getPtxOperands())
-            operands.push_back(
-                mapOperandLeaves(operand, [&](Attribute leaf) -> Attribute {
-                  if (auto sym = dyn_cast<FlatSymbolRefAttr>(leaf))
-                    if (auto it = renames.find(sym.getValue());
-                        it != renames.end())
-                      return FlatSymbolRefAttr::get(ctx, it->second);
-                  return leaf;
-                }));
-          inst.setPtxOperandsAttr(ArrayAttr::get(ctx, operands));
-        } else if (auto decl = dyn_cast<ForwardDeclOp>(op)) {
-          if (auto it = renames.find(decl.getFunction()); it != renames.end())
-            decl.setFunction(it->second);
-        } else if (auto locOp = dyn_cast<LocOp>(op)) {
-          locOp.setFile(locOp.getFile() + fileOffsets[k]);
-          locOp.removeExtraAttr();
-        }
+    for (Operation *clone : clones) {
+      renameSymbolUses(clone, renames);
+      clone->walk([&](LocOp locOp) {
+        locOp.setFile(locOp.getFile() + fileOffsets[k]);
+        locOp.removeExtraAttr();
       });
+    }
     nextFile += maxFile;
   }
   return success();
