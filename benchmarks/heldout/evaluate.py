@@ -132,11 +132,16 @@ def dump_json(obj, path):
 # Pairs
 # ---------------------------------------------------------------------------
 
-def heldout_pairs(data_dir):
+PAIRS_FILE = os.path.join("benchmarks", "heldout", "pairs.json")
+
+
+def heldout_pairs(data_dir, pairs_file=None):
     """[{id, category, kernels: [run spec entries], check: {label: [arg]},
-    setup: {label: text}, not_timeable: {label: text}}] of pairs.json."""
+    setup: {label: text}, not_timeable: {label: text}}] of pairs.json, or of
+    a dated addition (pairs-YYYY-MM-DD.json), which is prepared and reported
+    apart (its own --out-dir)."""
     kernels = specs.load_kernels()
-    pairs = load_json(os.path.join(HERE, "pairs.json"))["pairs"]
+    pairs = load_json(os.path.join(ROOT, pairs_file or PAIRS_FILE))["pairs"]
     out = []
     for p in pairs:
         entries, check, setup, untimed, resets = [], {}, {}, {}, {}
@@ -284,7 +289,7 @@ def cmd_prepare(args):
         pairs = suite_pairs(args.suite)
     else:
         specs.write_data(data_dir)
-        pairs = heldout_pairs(data_dir)
+        pairs = heldout_pairs(data_dir, args.pairs)
     if args.only:
         pairs = [p for p in pairs if any(o in p["id"] for o in args.only.split(","))]
     env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python") + os.pathsep +
@@ -378,6 +383,8 @@ def cmd_prepare(args):
             f"{'declines' if record['model_alone']['declined'] else record['model_alone']['description']}")
         index.append(p["id"])
     dump_json({"suite": bool(args.suite), "pairs": index, "data": data_dir,
+               "pairs_file": None if args.suite else os.path.relpath(os.path.join(ROOT, args.pairs or PAIRS_FILE),
+                                                                    ROOT),
                "created": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())},
               os.path.join(set_dir(args.out_dir, args.suite), "index.json"))
     total = sum(os.path.getsize(os.path.join(r, f)) for r, _, fs in os.walk(args.out_dir)
@@ -1035,9 +1042,11 @@ def fmt(x, spec=".3f", none="-"):
     return none if x is None else format(x, spec)
 
 
-def render(rows_heldout, rows_suite, t, command, pending):
+def render(rows_heldout, rows_suite, t, command, pending, pairs_file=None):
     devices = sorted({r.get("device") for r in rows_heldout + rows_suite if r.get("device")})
     md = [f"# strategy=auto against exhaustive measurement on {', '.join(devices) or '?'}", ""]
+    if pairs_file and os.path.basename(pairs_file) != "pairs.json":
+        md += [f"- Held-out pairs: `{pairs_file}`, an addition reported apart from `pairs.json`.", ""]
     if command:
         md += [f"- Commands: {command}", ""]
     md += [
@@ -1075,7 +1084,9 @@ def render(rows_heldout, rows_suite, t, command, pending):
                f"exhaustive gain.", ""]
     if pending:
         md += ["Not yet in these numbers: " + "; ".join(pending), ""]
-    for title, rows in (("Held-out set", rows_heldout), ("Suite", rows_suite)):
+    held_title = "Held-out set" + (f" ({os.path.basename(pairs_file)})" if pairs_file and
+                                   os.path.basename(pairs_file) != "pairs.json" else "")
+    for title, rows in ((held_title, rows_heldout), ("Suite", rows_suite)):
         if not rows:
             continue
         md += [f"## {title}", "",
@@ -1146,7 +1157,9 @@ def cmd_report(args):
         log(f"nothing prepared in {args.out_dir}")
         return 2
     t = targets(held, suite)
-    text = render(held, suite, t, args.command, p1 + p2)
+    index_path = os.path.join(set_dir(args.out_dir, False), "index.json")
+    pairs_file = load_json(index_path).get("pairs_file") if os.path.exists(index_path) else None
+    text = render(held, suite, t, args.command, p1 + p2, pairs_file)
     if args.out:
         os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
         with open(args.out, "w") as f:
@@ -1179,6 +1192,10 @@ def main(argv=None):
     for name in ("prepare", "prepare-profiled"):
         ps[name].add_argument("--pack", default=None, metavar="ARCHIVE.tar.xz",
                               help="also pack the output folder into one archive")
+    ps["prepare"].add_argument("--pairs", default=None, metavar="FILE",
+                               help="the held-out pairs (default benchmarks/heldout/pairs.json); a dated "
+                                    "addition such as benchmarks/heldout/pairs-2026-11-28.json is prepared "
+                                    "into an --out-dir of its own and reported apart")
     ps["prepare"].add_argument("--no-cubin", dest="cubin", action="store_false",
                                help="do not assemble the candidates here (the GPU machine "
                                     "then JIT-compiles their PTX)")

@@ -12,14 +12,19 @@ Two kinds of kernels, none written for this project:
   triton imports and constant assignments is blanked out (line numbers kept),
   and that text is executed.
 
+* Added on 2026-11-28 (pairs-2026-11-28.json): Triton kernels of unsloth (the
+  wheel, pinned in requirements-2026-11-28.txt) and mamba-ssm (read from its
+  sdist archive in --sdist-dir, SHA-256 pinned there), the same way.
+
 Writes ptx/<kernel>.ptx and kernels.json (what each kernel is, where it comes
 from, how it is launched for the problem size stated).  pairs.json is not
 written here: the pairs were fixed by hand (see README.md).
 
 Usage (from the repository root):
   python3 -m venv build/heldout-venv
-  build/heldout-venv/bin/pip install --no-deps -r benchmarks/heldout/requirements.txt
-  build/heldout-venv/bin/python benchmarks/heldout/generate.py [--only cuda|triton] [--check]
+  build/heldout-venv/bin/pip install --no-deps -r benchmarks/heldout/requirements.txt \
+      -r benchmarks/heldout/requirements-2026-11-28.txt
+  build/heldout-venv/bin/python benchmarks/heldout/generate.py [--only cuda|triton|2026-11-28] [--check]
 
 --check assembles every PTX with ptxas for sm_90a, imports it with
 build/bin/gpu-translate --import-ptx and runs build/bin/gpu-opt
@@ -305,19 +310,151 @@ TRITON_KERNELS = [
         followed_by="_fwd_kernel_stage2 (merges the 8 splits; not in the set)"),
 ]
 
+# ---------------------------------------------------------------------------
+# Added on 2026-11-28 for pairs-2026-11-28.json (README.md, "The 2026-11-28
+# addition"): Triton kernels from two more PyPI packages, pinned in
+# requirements-2026-11-28.txt.
+#
+# * unsloth: the wheel, installed with --no-deps; its kernel files are read.
+# * mamba-ssm: the sdist (its setup.py needs torch and nvcc, so it neither
+#   installs nor prepares metadata here); the kernel files are read from the
+#   archive, whose SHA-256 is pinned, in --sdist-dir.
+#
+# Shapes: unsloth's MLP gates at Llama-3-8B (SwiGLU) and Gemma-2-9B (GeGLU,
+# exact GELU) sizes; mamba-ssm's Mamba2 decode step and its gated RMSNorm at
+# Mamba2-2.7B sizes (d_model 2560, d_ssm 5120, headdim 64 -> 80 heads,
+# d_state 128, ngroups 1, bf16 weights; in_proj width 2 * 5120 + 2 * 128 + 80
+# = 10576).  Strides are those of the tensors the packages' modules pass.
+# ---------------------------------------------------------------------------
+ADDED_2026_11_28 = "2026-11-28"
+GATE_ROWS_DECODE = 8  # a small decode batch for the GeGLU gate: 8 x 14336 / 1024 = 112 programs
+MAMBA_BATCH = 64  # decode batch
+MAMBA_TOKENS = 4096  # prefill tokens (batch 4 x sequence 1024)
+MAMBA_HEADS, MAMBA_HEADDIM, MAMBA_DSTATE, MAMBA_DSSM = 80, 64, 128, 5120
+MAMBA_CONV_DIM = MAMBA_DSSM + 2 * MAMBA_DSTATE  # xBC: x, B, C
+MAMBA_IN_PROJ = 2 * MAMBA_DSSM + 2 * MAMBA_DSTATE + MAMBA_HEADS  # zxbcdt: z, xBC, dt
+
+
+def _unsloth_gate(kid, fn, file, rows, what):
+    n = rows * INTER
+    return dict(
+        id=kid, added=ADDED_2026_11_28,
+        package="unsloth", file=file, fn=fn,
+        signature={"e": "*bf16", "g": "*bf16", "h": "*bf16", "n_elements": "i32"},
+        constexprs={"BLOCK_SIZE": 1024, "LONG_INDEXING": 0},
+        div16=["e", "g", "h", "n_elements"],
+        num_warps=4, num_stages=3, grid=[-(-n // 1024), 1, 1],
+        problem=f"{what}, {rows} x {INTER} bf16 ({n} elements)",
+        launch_rule=f"{fn.lstrip('_')} launcher: BLOCK_SIZE 1024 (module constant), LONG_INDEXING 0 "
+                    f"(n <= 2^31 - 4096), Triton's default 4 warps and 3 stages; grid = ceil({n} / 1024)")
+
+
+def _mamba_rmsnorm_gated(kid, rows, what):
+    return dict(
+        id=kid, added=ADDED_2026_11_28,
+        package="mamba-ssm", file="mamba_ssm/ops/triton/layernorm_gated.py", fn="_layer_norm_fwd_1pass_kernel",
+        signature={"X": "*bf16", "Y": "*bf16", "W": "*bf16", "Z": "*bf16", "Rstd": "*fp32",
+                   "stride_x_row": "i32", "stride_y_row": "i32", "stride_z_row": "i32", "M": "i32", "N": "i32",
+                   "eps": "fp32"},
+        constexprs={"B": None, "Mean": None, "BLOCK_N": 8192, "HAS_BIAS": False, "HAS_Z": True,
+                    "NORM_BEFORE_GATE": False, "IS_RMS_NORM": True},
+        div16=["X", "Y", "W", "Z", "Rstd", "stride_x_row", "stride_y_row", "stride_z_row", "M", "N"],
+        num_warps=8, num_stages=3, grid=[rows, 1, 1],
+        problem=f"Mamba2's gated RMSNorm (RMSNormGated, norm(x * silu(z)), group 5120 = d_ssm, ngroups 1) "
+                f"{what}: {rows} x {MAMBA_DSSM} bf16, z a slice of in_proj's output (row stride "
+                f"{MAMBA_IN_PROJ})",
+        launch_rule="_layer_norm_fwd: BLOCK_N = next_pow2(5120) = 8192, num_warps = min(max(8192 // 256, 1), 8) "
+                    "= 8, Triton's default 3 stages; grid (M, ngroups) = "
+                    f"({rows}, 1); heuristics: HAS_BIAS False, HAS_Z True")
+
+
+TRITON_KERNELS_2026_11_28 = [
+    _unsloth_gate("unsloth_swiglu_fwd", "_fg_kernel", "unsloth/kernels/swiglu.py", BT,
+                  "SwiGLU forward (swiglu_fg_kernel: silu(e) * g) at Llama-3-8B's MLP width"),
+    _unsloth_gate("unsloth_geglu_fwd_decode", "_exact_forward_kernel", "unsloth/kernels/geglu.py",
+                  GATE_ROWS_DECODE, "exact GeGLU forward (geglu_exact_forward_kernel: gelu_erf(e) * g) at "
+                  "Gemma-2-9B's MLP width, decode of 8 sequences"),
+    dict(
+        id="mamba2_selective_state_update", added=ADDED_2026_11_28,
+        package="mamba-ssm", file="mamba_ssm/ops/triton/selective_state_update.py",
+        fn="_selective_scan_update_kernel",
+        helpers={"softplus": "mamba_ssm/ops/triton/softplus.py"},
+        signature={"state_ptr": "*bf16", "x_ptr": "*bf16", "dt_ptr": "*bf16", "dt_bias_ptr": "*bf16",
+                   "A_ptr": "*fp32", "B_ptr": "*bf16", "C_ptr": "*bf16", "D_ptr": "*fp32", "out_ptr": "*bf16",
+                   "batch": "i32", "nheads": "i32", "dim": "i32", "dstate": "i32", "nheads_ngroups_ratio": "i32",
+                   "stride_state_batch": "i32", "stride_state_head": "i32", "stride_state_dim": "i32",
+                   "stride_x_batch": "i32", "stride_x_head": "i32",
+                   "stride_dt_batch": "i32", "stride_dt_dim": "i32",
+                   "stride_dt_bias_dim": "i32",
+                   "stride_A_dim": "i32", "stride_A_dstate": "i32",
+                   "stride_B_batch": "i32", "stride_B_group": "i32",
+                   "stride_C_batch": "i32", "stride_C_group": "i32",
+                   "stride_D_dim": "i32",
+                   "stride_z_batch": "i32", "stride_z_head": "i32", "stride_z_dim": "i32",
+                   "stride_out_batch": "i32", "stride_out_head": "i32"},
+        # Unit strides (1) are constants, as Triton specializes them; z and
+        # state_batch_indices are None (Mamba2 with rmsnorm=True passes no z).
+        constexprs={"z_ptr": None, "state_batch_indices_ptr": None,
+                    "stride_state_dstate": 1, "stride_x_dim": 1, "stride_dt_head": 1,
+                    "stride_dt_bias_head": 1, "stride_A_head": 1, "stride_B_dstate": 1, "stride_C_dstate": 1,
+                    "stride_D_head": 1, "stride_out_dim": 1,
+                    "DT_SOFTPLUS": True, "TIE_HDIM": True, "BLOCK_SIZE_M": 4, "HAS_DT_BIAS": True,
+                    "HAS_D": True, "HAS_Z": False, "HAS_STATE_BATCH_INDICES": False, "BLOCK_SIZE_DSTATE": 128},
+        div16=["state_ptr", "x_ptr", "dt_ptr", "dt_bias_ptr", "A_ptr", "B_ptr", "C_ptr", "D_ptr", "out_ptr",
+               "batch", "nheads", "dim", "dstate", "nheads_ngroups_ratio",
+               "stride_state_batch", "stride_state_head", "stride_state_dim", "stride_x_batch", "stride_x_head",
+               "stride_dt_batch", "stride_dt_dim", "stride_dt_bias_dim", "stride_A_dim", "stride_A_dstate",
+               "stride_B_batch", "stride_B_group", "stride_C_batch", "stride_C_group", "stride_D_dim",
+               "stride_z_batch", "stride_z_head", "stride_z_dim", "stride_out_batch", "stride_out_head"],
+        num_warps=4, num_stages=3, grid=[MAMBA_HEADDIM // 4, MAMBA_BATCH, MAMBA_HEADS],
+        problem=f"Mamba2 decode step, selective_state_update: {MAMBA_BATCH} sequences x {MAMBA_HEADS} heads x "
+                f"headdim {MAMBA_HEADDIM} x d_state {MAMBA_DSTATE}, bf16 SSM state updated in place "
+                f"({MAMBA_BATCH * MAMBA_HEADS * MAMBA_HEADDIM * MAMBA_DSTATE * 2 >> 20} MiB), A/dt/dt_bias/D "
+                "repeated over headdim (stride 0: TIE_HDIM), dt_softplus, no z (rmsnorm follows)",
+        launch_rule="selective_state_update: BLOCK_SIZE_M 4, num_warps 4 (d_state 128: the hand-tuned table), "
+                    "Triton's default 3 stages; grid (ceil(64 / 4), batch, nheads) = (16, 64, 80); x, B, C "
+                    f"slices of xBC (row stride {MAMBA_CONV_DIM}), dt a slice of in_proj's output (row stride "
+                    f"{MAMBA_IN_PROJ})",
+        followed_by="RMSNormGated (_layer_norm_fwd_1pass_kernel) on the output, gated by z"),
+    _mamba_rmsnorm_gated("mamba2_rmsnorm_gated_fwd", MAMBA_TOKENS, "at prefill (4096 tokens)"),
+    _mamba_rmsnorm_gated("mamba2_rmsnorm_gated_fwd_decode", MAMBA_BATCH, "at decode (64 sequences, one token each)"),
+]
+
 JIT_IMPORT_MODULES = ("triton", "math")
 
 
+REQUIREMENTS = ["requirements.txt", "requirements-2026-11-28.txt"]
+SDIST_PIN = re.compile(r"^#\s*sdist:\s*(\S+)==(\S+)\s+sha256:([0-9a-f]{64})\s*$")
+
+
 def _pins():
-    """{package: version} from requirements.txt."""
+    """{package: version} from the requirements files (the sdists that are
+    read, not installed, included)."""
     pins = {}
-    with open(os.path.join(HERE, "requirements.txt")) as f:
-        for line in f:
-            line = line.split("#", 1)[0].strip()
-            if line:
-                name, version = line.split("==")
-                pins[name.strip()] = version.strip()
+    for name in REQUIREMENTS:
+        with open(os.path.join(HERE, name)) as f:
+            for line in f:
+                m = SDIST_PIN.match(line.strip())
+                if m:
+                    pins[m.group(1)] = m.group(2)
+                    continue
+                line = line.split("#", 1)[0].strip()
+                if line:
+                    pkg, version = line.split("==")
+                    pins[pkg.strip()] = version.strip()
     return pins
+
+
+def _sdist_pins():
+    """{package: (version, sha256)} of the sdists read from their archives."""
+    out = {}
+    for name in REQUIREMENTS:
+        with open(os.path.join(HERE, name)) as f:
+            for line in f:
+                m = SDIST_PIN.match(line.strip())
+                if m:
+                    out[m.group(1)] = (m.group(2), m.group(3))
+    return out
 
 
 def _find_entry(ptx, contains, also=None):
@@ -391,11 +528,32 @@ def _jit_only_source(text):
     return "".join(l if k else "\n" for l, k in zip(lines, keep))
 
 
-def _load_jit_module(path, rel, work):
-    """Execute the jit-only text of path as a module; rel names it in debug info."""
+def _nested_jit_source(text, fn_name):
+    """The file's text with every line blanked but its top-level triton
+    imports and the first @triton.jit definition of fn_name at any depth
+    (mamba-ssm's softplus sits under `if TRITON3:`), dedented; line numbers
+    kept."""
+    tree = ast.parse(text)
+    lines = text.splitlines(keepends=True)
+    out = ["\n"] * len(lines)
+    for node in tree.body:
+        if isinstance(node, ast.Import) and all(a.name.split(".")[0] in JIT_IMPORT_MODULES for a in node.names):
+            for i in range(node.lineno - 1, node.end_lineno):
+                out[i] = lines[i]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and node.name == fn_name and \
+                any(_is_triton_jit(d) for d in node.decorator_list):
+            first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            indent = node.col_offset
+            for i in range(first - 1, node.end_lineno):
+                out[i] = lines[i][indent:] if lines[i].strip() else "\n"
+            return "".join(out)
+    raise RuntimeError(f"no @triton.jit {fn_name} in the file")
+
+
+def _exec_module(text, rel, work, inject=None):
     import triton.language.extra.libdevice as libdevice
 
-    text = _jit_only_source(open(path).read())
     copy = os.path.join(work, rel)
     os.makedirs(os.path.dirname(copy), exist_ok=True)
     with open(copy, "w") as f:
@@ -407,15 +565,76 @@ def _load_jit_module(path, rel, work):
     # need torch; provide them directly (a module's own definitions win).
     mod.rsqrt = libdevice.rsqrt
     mod.tanh = libdevice.tanh
+    for k, v in (inject or {}).items():
+        setattr(mod, k, v)
     sys.modules[name] = mod
     exec(compile(text, copy, "exec"), mod.__dict__)
     return mod
 
 
-def generate_triton(records, pins):
+def _load_jit_module(path, rel, work, text=None, helpers=None):
+    """Execute the jit-only text of path (or of text, read from an sdist) as a
+    module; rel names it in debug info.  helpers: {name: (rel, text)} of
+    @triton.jit functions the file imports from another module of its
+    package, defined in the module before its own text runs."""
+    import triton.language.extra.libdevice as libdevice
+
+    inject = {}
+    for hname, (hrel, htext) in (helpers or {}).items():
+        hmod = _exec_module(_nested_jit_source(htext, hname), hrel, work)
+        hfn = getattr(hmod, hname)
+        hfn.file_name = hrel
+        inject[hname] = hfn
+    return _exec_module(_jit_only_source(text if text is not None else open(path).read()), rel, work, inject)
+
+
+class _Sdists:
+    """Kernel files read from pinned sdist archives in a folder (--sdist-dir)."""
+
+    def __init__(self, folder):
+        self.folder = folder
+        self.pins = _sdist_pins()
+        self.archives = {}
+
+    def _archive(self, package):
+        import hashlib
+        import tarfile
+        if package not in self.archives:
+            version, sha = self.pins[package]
+            stem = f"{package.replace('-', '_')}-{version}"
+            path = os.path.join(self.folder, stem + ".tar.gz")
+            if not os.path.exists(path):
+                raise RuntimeError(f"{package} {version}: no {path} (README.md says how to get the sdist)")
+            with open(path, "rb") as f:
+                got = hashlib.sha256(f.read()).hexdigest()
+            if got != sha:
+                raise RuntimeError(f"{path}: SHA-256 {got}, pinned {sha}")
+            self.archives[package] = (tarfile.open(path), stem)
+        return self.archives[package]
+
+    def read(self, package, rel):
+        tar, stem = self._archive(package)
+        return tar.extractfile(f"{stem}/{rel}").read().decode()
+
+
+def _kernel_source(k, pins, sdists):
+    """(version, path or None, text or None) of a kernel's package file."""
+    if k["package"] in sdists.pins:
+        return pins[k["package"]], None, sdists.read(k["package"], k["file"])
+    dist = importlib.metadata.distribution(k["package"])
+    if dist.version != pins[k["package"]]:
+        raise RuntimeError(f"{k['package']} {dist.version} installed, {pins[k['package']]} pinned")
+    return dist.version, str(dist.locate_file(k["file"])), None
+
+
+def generate_triton(records, pins, kernels=None, sdist_dir=None):
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
+    from triton.runtime.jit import JITFunction
+
+    kernels = TRITON_KERNELS if kernels is None else kernels
+    sdists = _Sdists(sdist_dir or os.path.join(REPO_ROOT, "build", "heldout-sdist"))
 
     if triton.__version__ != pins["triton"]:
         raise RuntimeError(f"triton {triton.__version__} installed, {pins['triton']} pinned")
@@ -423,15 +642,18 @@ def generate_triton(records, pins):
     work = tempfile.mkdtemp(prefix="heldout-src-")
     modules, compiled_by_key = {}, {}
     try:
-        for k in TRITON_KERNELS:
-            dist = importlib.metadata.distribution(k["package"])
-            if dist.version != pins[k["package"]]:
-                raise RuntimeError(f"{k['package']} {dist.version} installed, {pins[k['package']]} pinned")
+        for k in kernels:
+            version, path, text = _kernel_source(k, pins, sdists)
             if k["file"] not in modules:
-                modules[k["file"]] = _load_jit_module(str(dist.locate_file(k["file"])), k["file"], work)
+                helpers = {name: (hrel, sdists.read(k["package"], hrel) if text is not None else
+                                  open(str(importlib.metadata.distribution(k["package"]).locate_file(hrel))).read())
+                           for name, hrel in k.get("helpers", {}).items()}
+                modules[k["file"]] = _load_jit_module(path, k["file"], work, text, helpers)
             key = json.dumps([k[f] for f in ("file", "fn", "signature", "constexprs", "div16", "num_warps",
                                               "num_stages")], sort_keys=True)
             fn = getattr(modules[k["file"]], k["fn"])
+            while not isinstance(fn, JITFunction):  # @triton.heuristics: the values are constexprs given
+                fn = fn.fn
             fn.file_name = k["file"]  # package-relative path in .loc/.file and DWARF
             sig = dict(k["signature"])
             for name in k["constexprs"]:
@@ -459,15 +681,19 @@ def generate_triton(records, pins):
                 with open(os.path.join(PTX_DIR, stem + ".ptx"), "w", newline="\n") as f:
                     f.write(ptx)
                 compiled_by_key[key] = (stem, md)
-            records.append({
+            rec = {
                 "id": k["id"], "kind": "triton",
-                "source": f"{k['package']} {dist.version}, {k['file']}, compiled with triton {triton.__version__}",
+                "source": f"{k['package']} {version}{' (sdist)' if text is not None else ''}, {k['file']}, "
+                          f"compiled with triton {triton.__version__}",
                 "function": k["fn"], "problem": k["problem"], "ptx": f"ptx/{stem}.ptx", "entry": md.name,
                 "signature": k["signature"], "constexprs": k["constexprs"], "num_warps": md.num_warps,
                 "num_stages": md.num_stages, "grid": k["grid"], "block": [md.num_warps * 32, 1, 1],
                 "dynamic_smem": md.shared, "launch_rule": k["launch_rule"],
                 "preceded_by": k.get("preceded_by", []), "followed_by": k.get("followed_by"),
-            })
+            }
+            if k.get("added"):
+                rec["added"] = k["added"]
+            records.append(rec)
             print(f"ptx/{stem}.ptx ({k['id']}): {md.name} warps={md.num_warps} stages={md.num_stages} shared={md.shared}")
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -513,7 +739,11 @@ def check(records):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--only", choices=["cuda", "triton"], help="regenerate one kind (kernels.json keeps the other)")
+    ap.add_argument("--only", choices=["cuda", "triton", ADDED_2026_11_28],
+                    help="regenerate one kind, or only the Triton kernels added on 2026-11-28 (kernels.json "
+                         "keeps the others)")
+    ap.add_argument("--sdist-dir", default=os.path.join(REPO_ROOT, "build", "heldout-sdist"),
+                    help="where the pinned sdists (mamba-ssm) lie (default: build/heldout-sdist)")
     ap.add_argument("--check", action="store_true", help="then assemble, import and analyse every PTX")
     args = ap.parse_args(argv)
     sys.dont_write_bytecode = True
@@ -523,15 +753,18 @@ def main(argv=None):
     records = []
     if args.only and os.path.exists(KERNELS_JSON):
         with open(KERNELS_JSON) as f:
-            records = [r for r in json.load(f)["kernels"] if r["kind"] != args.only]
+            records = [r for r in json.load(f)["kernels"]
+                       if (r.get("added") != args.only if args.only == ADDED_2026_11_28 else r["kind"] != args.only)]
     if args.only in (None, "cuda"):
         generate_cuda(records)
-    if args.only in (None, "triton"):
+    if args.only in (None, "triton", ADDED_2026_11_28):
         cache = tempfile.mkdtemp(prefix="triton-heldout-cache-")
         os.environ["TRITON_CACHE_DIR"] = cache
         os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
         try:
-            generate_triton(records, pins)
+            kernels = TRITON_KERNELS + TRITON_KERNELS_2026_11_28 if args.only != ADDED_2026_11_28 \
+                else TRITON_KERNELS_2026_11_28
+            generate_triton(records, pins, kernels, args.sdist_dir)
         finally:
             shutil.rmtree(cache, ignore_errors=True)
 
@@ -542,7 +775,7 @@ def main(argv=None):
         if r["ptx"] not in infos:
             infos[r["ptx"]] = _ptxas_info(os.path.join(HERE, r["ptx"]))
         r["registers"], r["static_smem"] = infos[r["ptx"]][r["entry"]]
-    order = [k["id"] for k in CUDA_KERNELS] + [k["id"] for k in TRITON_KERNELS]
+    order = [k["id"] for k in CUDA_KERNELS + TRITON_KERNELS + TRITON_KERNELS_2026_11_28]
     records.sort(key=lambda r: order.index(r["id"]))
     with open(KERNELS_JSON, "w", newline="\n") as f:
         json.dump({"pins": pins, "arch": f"sm_{ARCH}a", "kernels": records}, f, indent=1)

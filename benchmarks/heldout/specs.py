@@ -43,6 +43,13 @@ SORT_KEYS_SEED = 31
 
 DECODE_BATCH, DECODE_TOKENS, HEADS, HEAD_DIM = 16, 4096, 32, 128
 
+# Mamba2-2.7B (pairs-2026-11-28.json): heads, head dim, state size, d_ssm; the
+# row widths of xBC (x, B, C) and of in_proj's output (z, xBC, dt).
+MAMBA_BATCH, MAMBA_TOKENS = 64, 4096
+MAMBA_HEADS, MAMBA_HEADDIM, MAMBA_DSTATE, MAMBA_DSSM = 80, 64, 128, 5120
+MAMBA_CONV_DIM = MAMBA_DSSM + 2 * MAMBA_DSTATE  # 5376
+MAMBA_IN_PROJ = 2 * MAMBA_DSSM + 2 * MAMBA_DSTATE + MAMBA_HEADS  # 10576
+
 NULL2 = ["null", "null"]  # Triton's global and profile scratch pointers
 
 
@@ -236,6 +243,51 @@ def _args(kernel_id, files):
                  "scalar:u32:0", "scalar:u32:0", "scalar:u32:0"] + NULL2,   # Aux0: none
                 [6, 7], "kv_indptr (the server's page table) loaded from a file: sequence b's "
                 "4096 cache slots are kv_indices[4096 b, 4096 (b + 1)), each a seeded random slot")
+    # Added on 2026-11-28 (pairs-2026-11-28.json).
+    if kernel_id in ("unsloth_swiglu_fwd", "unsloth_geglu_fwd_decode"):
+        rows = 4096 if kernel_id == "unsloth_swiglu_fwd" else 8
+        n = rows * 14336
+        seed = 40 if kernel_id == "unsloth_swiglu_fwd" else 42
+        return ([f"buf:bf16:{n}:random:{seed}", f"buf:bf16:{n}:random:{seed + 1}", f"buf:bf16:{n}:out",
+                 f"scalar:u32:{n}"] + NULL2,
+                [2], "none")
+    if kernel_id == "mamba2_selective_state_update":
+        b, h, p, n = MAMBA_BATCH, MAMBA_HEADS, MAMBA_HEADDIM, MAMBA_DSTATE
+        u = [f"scalar:u32:{v}" for v in (
+            b, h, p, n, h,                              # batch, nheads, dim, dstate, nheads // ngroups
+            h * p * n, p * n, n,                        # state strides (batch, head, dim; dstate 1)
+            MAMBA_CONV_DIM, p,                          # x: a slice of xBC (dim 1)
+            MAMBA_IN_PROJ, 0,                           # dt: a slice of zxbcdt (head 1), repeated over dim
+            0,                                          # dt_bias: repeated over dim (head 1)
+            0, 0,                                       # A: repeated over dim and dstate (head 1)
+            MAMBA_CONV_DIM, n,                          # B: a slice of xBC (dstate 1)
+            MAMBA_CONV_DIM, n,                          # C
+            0,                                          # D: repeated over dim (head 1)
+            0, 0, 0,                                    # z: None
+            h * p, p)]                                  # out (dim 1)
+        return ([f"buf:bf16:{b * h * p * n}:random:44:-1:1",        # state (in place)
+                 f"buf:bf16:{b * MAMBA_CONV_DIM}:random:45:-1:1",   # x
+                 f"buf:bf16:{b * MAMBA_IN_PROJ}:random:46:-3:1",    # dt (before softplus)
+                 f"buf:bf16:{h}:random:47:-5:-2",                   # dt_bias
+                 f"buf:f32:{h}:random:48:-16:-1",                   # A = -exp(A_log)
+                 f"buf:bf16:{b * MAMBA_CONV_DIM}:random:49:-1:1",   # B
+                 f"buf:bf16:{b * MAMBA_CONV_DIM}:random:50:-1:1",   # C
+                 f"buf:f32:{h}:random:51:0.5:1.5",                  # D
+                 f"buf:bf16:{b * h * p}:out"] + u + NULL2,
+                [0, 8], "the SSM state is updated in place: it is an output checked; timed launches "
+                "update it again (A < 0 and dt > 0, so it decays). x, B, C (slices of one xBC row) and "
+                "dt (a slice of in_proj's output) are buffers of their own with the slices' row strides")
+    if kernel_id in ("mamba2_rmsnorm_gated_fwd", "mamba2_rmsnorm_gated_fwd_decode"):
+        rows = MAMBA_TOKENS if kernel_id == "mamba2_rmsnorm_gated_fwd" else MAMBA_BATCH
+        seed = 52 if kernel_id == "mamba2_rmsnorm_gated_fwd" else 56
+        d = MAMBA_DSSM
+        return ([f"buf:bf16:{rows * d}:random:{seed}", f"buf:bf16:{rows * d}:out",
+                 f"buf:bf16:{d}:random:{seed + 1}:0.5:1.5",
+                 f"buf:bf16:{rows * MAMBA_IN_PROJ}:random:{seed + 2}:-3:3",   # z: row stride of zxbcdt
+                 f"buf:f32:{rows}:out",
+                 f"scalar:u32:{d}", f"scalar:u32:{d}", f"scalar:u32:{MAMBA_IN_PROJ}",
+                 f"scalar:u32:{rows}", f"scalar:u32:{d}", "scalar:f32:1e-5"] + NULL2,
+                [1, 4], "z (a slice of in_proj's output) is a buffer of its own with the slice's row stride")
     raise KeyError(f"no arguments for kernel {kernel_id!r}")
 
 

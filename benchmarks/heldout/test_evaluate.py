@@ -5,6 +5,7 @@ launches leave, and the report computes issue 21's targets from measurements
 
 import json
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -21,7 +22,8 @@ import evaluate  # noqa: E402
 import specs  # noqa: E402
 
 GPU_RUN = os.environ.get("GPU_RUN") or os.path.join(ROOT, "build", "bin", "gpu-run")
-PAIRS = json.load(open(os.path.join(HERE, "pairs.json")))["pairs"]
+PAIRS = [p for name in sorted(os.listdir(HERE)) if re.fullmatch(r"pairs(-\d{4}-\d{2}-\d{2})?\.json", name)
+         for p in json.load(open(os.path.join(HERE, name)))["pairs"]]
 PAIR_KERNELS = sorted({k["label"] for p in PAIRS for k in p["kernels"]})
 
 
@@ -262,3 +264,18 @@ def test_measure_runs_on_a_gpu(tmp_path):
         pytest.skip("prepare needs gpu-opt (the build machine)")
     assert evaluate.main(["measure", "--out-dir", str(out), "--only", "sub-wave-1",
                           "--repeat", "4"]) == 0
+
+
+def test_dated_addition_is_prepared_from_its_own_file(data_dir):
+    """prepare --pairs FILE reads a dated addition instead of pairs.json: its
+    pairs only, with the launches the file fixes."""
+    name = os.path.join("benchmarks", "heldout", "pairs-2026-11-28.json")
+    fixed = json.load(open(os.path.join(ROOT, name)))["pairs"]
+    pairs = evaluate.heldout_pairs(data_dir, name)
+    assert [p["id"] for p in pairs] == [p["id"] for p in fixed]
+    for p, f in zip(pairs, fixed):
+        assert [(k["label"], k["grid"], k["block"], k["smem"]) for k in p["kernels"]] == \
+            [(k["label"], k["grid"], k["block"], k["smem"]) for k in f["kernels"]]
+        assert all(p["check"][k["label"]] for k in f["kernels"])
+    assert [p["id"] for p in evaluate.heldout_pairs(data_dir)] == \
+        [p["id"] for p in json.load(open(os.path.join(HERE, "pairs.json")))["pairs"]]

@@ -1,6 +1,7 @@
 """The held-out set is whole and unchanged: every pair names kernels that exist
 in the committed PTX with the launch kernels.json records, in the fixed
-categories; the selection matches the one fixed on 2026-11-24.  Reads
+categories; the selection matches the one fixed on 2026-11-24, and each dated
+addition (pairs-YYYY-MM-DD.json) the one fixed with it.  Reads
 committed files only (no Triton, no GPU); the import check runs where
 gpu-translate and gpu-opt are built."""
 
@@ -21,6 +22,11 @@ CATEGORIES = ["memory+memory", "compute+memory", "tensor+memory", "reduction+ele
 # go in a separate dated file.
 SELECTION_SHA256 = "10a47c1c528f879197b5bd008e519c459a840f4bc56808abbae0dfaf6127c8b3"
 MAX_PTX_BYTES = 300 * 1024
+# Dated additions: file -> (date, SHA-256 of its selection as fixed on that
+# date).  The same rule: never changed; more pairs go in another dated file.
+ADDITIONS = {
+    "pairs-2026-11-28.json": ("2026-11-28", "dcda487fc4b7a859ccc663e564e75888ae5d292a74bcae6dca8b88ea03bd8199"),
+}
 
 
 def load(name):
@@ -30,6 +36,8 @@ def load(name):
 
 PAIRS = load("pairs.json")
 KERNELS = {k["id"]: k for k in load("kernels.json")["kernels"]}
+ADDED = {name: load(name) for name in ADDITIONS}
+ALL_PAIRS = PAIRS["pairs"] + [p for a in ADDED.values() for p in a["pairs"]]
 
 
 def selection_digest(pairs):
@@ -71,7 +79,43 @@ def test_pairs_cover_the_fixed_categories():
     assert {p["category"] for p in pairs} == set(CATEGORIES)
 
 
-@pytest.mark.parametrize("pair", PAIRS["pairs"], ids=lambda p: p["id"])
+def test_dated_files_are_the_listed_ones():
+    on_disk = sorted(f for f in os.listdir(HERE) if re.fullmatch(r"pairs-\d{4}-\d{2}-\d{2}\.json", f))
+    assert on_disk == sorted(ADDITIONS), "a dated pairs file needs its fixed hash in ADDITIONS"
+
+
+@pytest.mark.parametrize("name", sorted(ADDITIONS))
+def test_addition_is_the_fixed_one(name):
+    date, sha = ADDITIONS[name]
+    added = ADDED[name]
+    assert added["fixed_on"] == date and name == f"pairs-{date}.json"
+    assert selection_digest(added) == sha, \
+        f"{name}'s selection changed: it is fixed; add pairs in another dated file instead"
+
+
+@pytest.mark.parametrize("name", sorted(ADDITIONS))
+def test_addition_is_apart_from_the_set(name):
+    """New pair ids, the fixed categories, and kernels of its own: recorded as
+    added on its date, none of them in pairs.json."""
+    date, _ = ADDITIONS[name]
+    added = ADDED[name]
+    assert added["categories"] == CATEGORIES
+    pairs = added["pairs"]
+    assert 4 <= len(pairs) <= 6
+    ids = [p["id"] for p in ALL_PAIRS]
+    assert len(set(ids)) == len(ids), "pair ids repeat across the set and its additions"
+    # evaluate.py --only selects by substring: no id may contain another.
+    assert not [(a, b) for a in ids for b in ids if a != b and a in b]
+    old_kernels = {k["label"] for p in PAIRS["pairs"] for k in p["kernels"]}
+    for p in pairs:
+        assert p["category"] in CATEGORIES, p["id"]
+        assert len(p["kernels"]) == 2 and p["why"].strip(), p["id"]
+        for k in p["kernels"]:
+            assert k["label"] not in old_kernels, (p["id"], k["label"])
+            assert KERNELS[k["label"]].get("added") == date, (p["id"], k["label"])
+
+
+@pytest.mark.parametrize("pair", ALL_PAIRS, ids=lambda p: p["id"])
 def test_pair_kernels_exist_with_their_launch(pair):
     for k in pair["kernels"]:
         rec = KERNELS[k["label"]]
@@ -96,9 +140,10 @@ def test_kernel_records_are_complete():
             assert rec[field], f"{kid}: {field}"
         if rec["kind"] == "triton":
             assert rec["block"] == [rec["num_warps"] * 32, 1, 1], kid
-            for pkg in ("liger-kernel", "sglang"):
+            pins = load("kernels.json")["pins"]
+            for pkg in ("liger-kernel", "sglang", "unsloth", "mamba-ssm"):
                 if rec["source"].startswith(pkg + " "):
-                    assert rec["source"].startswith(f"{pkg} {load('kernels.json')['pins'][pkg]},"), kid
+                    assert re.match(rf"{re.escape(pkg)} {re.escape(pins[pkg])}( \(sdist\))?,", rec["source"]), kid
         else:
             assert rec["kind"] == "cuda", kid
 
