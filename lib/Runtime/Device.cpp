@@ -25,7 +25,14 @@ Expected<std::unique_ptr<Context>> Context::create(int Ordinal) {
   return create(**D, Ordinal);
 }
 
-Expected<std::unique_ptr<Context>> Context::create(CudaDriver &D, int Ordinal) {
+Expected<DeviceInfo> gpuopt::runtime::queryDevice(int Ordinal) {
+  Expected<CudaDriver *> D = CudaDriver::get();
+  if (!D)
+    return D.status();
+  return queryDevice(**D, Ordinal);
+}
+
+Expected<DeviceInfo> gpuopt::runtime::queryDevice(CudaDriver &D, int Ordinal) {
   const CudaDriverAPI &A = D.api();
   CUresult Init = A.cuInit(0);
   if (Init == CUDA_ERROR_NO_DEVICE)
@@ -42,44 +49,55 @@ Expected<std::unique_ptr<Context>> Context::create(CudaDriver &D, int Ordinal) {
     return Status::error("no CUDA device " + std::to_string(Ordinal) +
                          " (the driver lists " + std::to_string(Count) + ")");
 
-  std::unique_ptr<Context> C(new Context());
-  C->D = &D;
-  C->Info.Ordinal = Ordinal;
-  GPUOPT_CU_CHECK(D, cuDeviceGet, &C->Device, Ordinal);
+  DeviceInfo Info;
+  Info.Ordinal = Ordinal;
+  CUdevice Device = 0;
+  GPUOPT_CU_CHECK(D, cuDeviceGet, &Device, Ordinal);
   char Name[256] = {0};
-  GPUOPT_CU_CHECK(D, cuDeviceGetName, Name, int(sizeof(Name) - 1), C->Device);
-  C->Info.Name = Name;
+  GPUOPT_CU_CHECK(D, cuDeviceGetName, Name, int(sizeof(Name) - 1), Device);
+  Info.Name = Name;
   const std::pair<int, int *> Attrs[] = {
-      {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, &C->Info.ComputeMajor},
-      {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, &C->Info.ComputeMinor},
-      {CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &C->Info.Multiprocessors},
+      {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, &Info.ComputeMajor},
+      {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, &Info.ComputeMinor},
+      {CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &Info.Multiprocessors},
       {CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
-       &C->Info.MaxSharedPerBlockOptin},
-      {CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, &C->Info.L2Bytes},
-      {CU_DEVICE_ATTRIBUTE_CLOCK_RATE, &C->Info.ClockKHz}};
+       &Info.MaxSharedPerBlockOptin},
+      {CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, &Info.L2Bytes},
+      {CU_DEVICE_ATTRIBUTE_CLOCK_RATE, &Info.ClockKHz}};
   for (auto [Attr, Slot] : Attrs)
-    GPUOPT_CU_CHECK(D, cuDeviceGetAttribute, Slot, Attr, C->Device);
+    GPUOPT_CU_CHECK(D, cuDeviceGetAttribute, Slot, Attr, Device);
   // Only the occupancy sweep and the fusion model need these; older drivers
   // may not know them.
   const std::pair<int, int *> OptionalAttrs[] = {
       {CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
-       &C->Info.SharedPerMultiprocessor},
+       &Info.SharedPerMultiprocessor},
       {CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK,
-       &C->Info.ReservedSharedPerBlock},
+       &Info.ReservedSharedPerBlock},
       {CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR,
-       &C->Info.ThreadsPerMultiprocessor},
+       &Info.ThreadsPerMultiprocessor},
       {CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR,
-       &C->Info.BlocksPerMultiprocessor},
+       &Info.BlocksPerMultiprocessor},
       {CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR,
-       &C->Info.RegistersPerMultiprocessor}};
+       &Info.RegistersPerMultiprocessor}};
   for (auto [Attr, Slot] : OptionalAttrs)
-    if (A.cuDeviceGetAttribute(Slot, Attr, C->Device) != CUDA_SUCCESS)
+    if (A.cuDeviceGetAttribute(Slot, Attr, Device) != CUDA_SUCCESS)
       *Slot = 0;
   size_t Total = 0;
-  GPUOPT_CU_CHECK(D, cuDeviceTotalMem_v2, &Total, C->Device);
-  C->Info.TotalMemory = Total;
-  GPUOPT_CU_CHECK(D, cuDriverGetVersion, &C->Info.DriverVersion);
+  GPUOPT_CU_CHECK(D, cuDeviceTotalMem_v2, &Total, Device);
+  Info.TotalMemory = Total;
+  GPUOPT_CU_CHECK(D, cuDriverGetVersion, &Info.DriverVersion);
+  return Info;
+}
 
+Expected<std::unique_ptr<Context>> Context::create(CudaDriver &D, int Ordinal) {
+  Expected<DeviceInfo> Info = queryDevice(D, Ordinal);
+  if (!Info)
+    return Info.status();
+  std::unique_ptr<Context> C(new Context());
+  C->D = &D;
+  C->Info = std::move(*Info);
+  const CudaDriverAPI &A = D.api();
+  GPUOPT_CU_CHECK(D, cuDeviceGet, &C->Device, Ordinal);
   GPUOPT_CU_CHECK(D, cuDevicePrimaryCtxRetain, &C->Ctx, C->Device);
   if (Status S = D.check(A.cuCtxSetCurrent(C->Ctx), "cuCtxSetCurrent")) {
     A.cuDevicePrimaryCtxRelease_v2(C->Device);

@@ -15,7 +15,8 @@ Each has a command line: `python -m gpuopt.<name> --help`.
 
 The compiler and the runtime are also here in process (gpuopt.api,
 docs/python.md): `gpuopt.import_ptx(text).fuse(...).probe(...).to_ptx()`,
-`Module.manifest`, `gpuopt.run(spec)`; failures raise `gpuopt.Error`
+`Module.manifest`, `gpuopt.run(spec)`, `gpuopt.find_gpu()` (the GPU the
+runtime runs on, or None); failures raise `gpuopt.Error`
 (subclasses: CompileError, RunError, ToolNotFound, OptionError,
 OptionTypeError; gpuopt.errors), compiler warnings are also issued as
 `gpuopt.CompilerWarning`s. `gpuopt.__version__` is the package's version.
@@ -26,7 +27,7 @@ OptionTypeError; gpuopt.errors), compiler warnings are also issued as
 # (gpuopt.errors) load nothing.
 _ERRORS = ("Error", "CompileError", "RunError", "ToolNotFound", "OptionError",
            "OptionTypeError", "CompilerWarning", "Diagnostic")
-_API = _ERRORS + ("Module", "import_ptx", "load_ptx", "parse_mlir", "run")
+_API = _ERRORS + ("Module", "import_ptx", "load_ptx", "parse_mlir", "run", "find_gpu")
 __all__ = list(_API) + ["__version__"]
 
 

@@ -86,12 +86,18 @@ def _scalar_text(value):
     return text
 
 
+class _Verbatim(str):
+    """A pass option's value already spelled as pass pipelines take it."""
+
+
 def _option_value(value):
     """A pass option's value as pass pipelines spell it: booleans true/false;
     a list or tuple is the option's list (one value per kernel), joined by
     ','; inside it, a list or tuple of integers is one dims value, joined by
     'x' (blocks=[(256, 1, 1), (16, 4)] is `blocks=256x1x1,16x4`, as gpu-opt
     --hfuse spells shapes)."""
+    if isinstance(value, _Verbatim):
+        return str(value)
     if not isinstance(value, (list, tuple)):
         return _scalar_text(value)
     items = []
@@ -161,6 +167,15 @@ def _keyword_options(method):
     return checked
 
 
+def _caller_level():
+    """The stacklevel of the first caller outside this file, for
+    warnings.warn called from here."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename == __file__:
+        frame, level = frame.f_back, level + 1
+    return level
+
+
 def _made(core_module):
     """The Module of a compiler call's result; the call's warnings go through
     Python's warnings module (CompilerWarning), once, pointing at the first
@@ -168,12 +183,42 @@ def _made(core_module):
     module = Module(core_module)
     found = [d for d in module.diagnostics if d.severity == "warning"]
     if found:
-        frame, level = sys._getframe(0), 1
-        while frame is not None and frame.f_code.co_filename == __file__:
-            frame, level = frame.f_back, level + 1
+        level = _caller_level()
         for d in found:
             warnings.warn(CompilerWarning(_diagnostic_text(d), d), stacklevel=level)
     return module
+
+
+def _warn_here(text):
+    """A CompilerWarning of the API itself (no diagnostic), at the caller."""
+    warnings.warn(CompilerWarning(text), stacklevel=_caller_level())
+
+
+def _measure_args_texts(value):
+    """measure_args as --hfuse's measure-args takes it: one value per kernel
+    in braces, its gpu-run --arg specs separated by spaces; None when not
+    given."""
+    if value is None:
+        return None
+    if not isinstance(value, (list, tuple)):
+        raise OptionTypeError(f"Module.fuse: measure_args is a list with each kernel's "
+                              f"gpu-run --arg specs, not {type(value).__name__} ({value!r})")
+    if not value:
+        raise OptionError("Module.fuse: measure_args is empty; give each kernel's gpu-run "
+                          "--arg specs")
+    texts = []
+    for item in value:
+        if isinstance(item, str):
+            texts.append(" ".join(item.split()))
+        elif isinstance(item, (list, tuple)) and all(isinstance(a, str) for a in item):
+            texts.append(" ".join(item))
+        else:
+            raise OptionTypeError(f"Module.fuse: a kernel's measure_args are a list of "
+                                  f"gpu-run --arg specs, or a string of them, not {item!r}")
+        if any(c in texts[-1] for c in '{}"\''):
+            raise OptionError(f"Module.fuse: a gpu-run --arg spec has no braces or quotes: "
+                              f"{texts[-1]!r}")
+    return _Verbatim(",".join("{" + t + "}" for t in texts))
 
 
 def _one_or_list(value, types, whole_error, item_error):
@@ -197,6 +242,7 @@ class Module:
     def __init__(self, core_module):
         self._m = core_module
         self._declined = None
+        self._unmeasured = None
 
     # Transformations.
 
@@ -215,8 +261,8 @@ class Module:
         "resizable": "list", "ratio": "list", "replicas": "list",
         "setmaxnreg": "list", "units": "int", "maxnreg": "int", "name": "str",
         "config": "str", "profile": "str", "min_gain": "float",
-        "require": "bool", "candidates_out": "str", "measure": "str",
-        "measure_top": "int", "cache": "str", "chip": "str", "ptxas": "str"}
+        "require": "bool", "candidates_out": "str", "measure_top": "int",
+        "cache": "str", "chip": "str", "ptxas": "str"}
 
     @_keyword_options
     def fuse(self, *,
@@ -239,7 +285,8 @@ class Module:
              min_gain: Optional[float] = None,
              require: Optional[bool] = None,
              candidates_out: Optional[PathLike] = None,
-             measure: Optional[PathLike] = None,
+             measure: Union[None, bool, PathLike, dict] = None,
+             measure_args: Optional[Sequence[Union[str, Sequence[str]]]] = None,
              measure_top: Optional[int] = None,
              cache: Optional[PathLike] = None,
              chip: Optional[str] = None,
@@ -281,8 +328,19 @@ class Module:
         require: auto: True makes a decline (no candidate pays) a
             CompileError instead of leaving the kernels apart.
         candidates_out: auto: write every candidate, ranked, as JSON here.
-        measure: auto: a gpu-run run spec of the kernels; with a GPU the top
-            candidates are checked and timed in process.
+        measure: auto: whether to measure the model's top candidates on the
+            GPU (checked bit for bit against the kernels apart, timed with
+            them in process; the fastest wins if 1% faster): a gpu-run run
+            spec of the kernels (a path, or a dict) gives the inputs; True
+            measures on measure_args; False never measures. None (the
+            default): measured where there are inputs (a run spec or
+            measure_args) and a GPU; with a GPU (find_gpu()) but no inputs
+            the model's choice stands with a CompilerWarning that says so.
+            The result's `unmeasured` says why a choice was not measured.
+        measure_args: auto: the inputs without a run spec: each kernel's
+            gpu-run --arg specs, a list per kernel (["buf:f32:1024:random:1",
+            "scalar:u32:1024"]) or one string of them separated by spaces;
+            the launch shapes are blocks=, grids= and smem='s.
         measure_top: auto with measure: how many candidates to measure (3).
         cache: auto with measure: the folder of measured decisions ("none":
             no cache).
@@ -299,9 +357,45 @@ class Module:
         """
         options = {k: v for k, v in locals().items() if k in self._FUSE_OPTIONS}
         _check_options("Module.fuse", self._FUSE_OPTIONS, options)
-        result = self.run_passes(_pass("hfuse", options))
+        texts = _measure_args_texts(measure_args)
+        if not (measure is None or isinstance(measure, (bool, str, os.PathLike, dict))):
+            raise OptionTypeError(
+                f"Module.fuse: measure must be a run spec (a path or a dict), True or "
+                f"False, not {type(measure).__name__} ({measure!r})")
+        spec = None if isinstance(measure, bool) else measure
+        # A config names its own strategy: auto for certain only without one.
+        auto = strategy == "auto" or (strategy is None and config is None)
+        unmeasured = None
+        if measure is True and spec is None and texts is None:
+            raise OptionError("Module.fuse: measure=True needs the kernels' inputs: "
+                              "measure_args= (each kernel's gpu-run --arg specs) or "
+                              "measure= a run spec")
+        if measure is False:
+            unmeasured = "measure=False" if auto else None
+        elif spec is None and texts is None:
+            if auto:
+                unmeasured = ("no inputs to run the kernels on (measure= a run spec, "
+                              "or measure_args=)")
+                if find_gpu() is not None:
+                    _warn_here(f"Module.fuse: strategy=auto is not measured although there "
+                               f"is a GPU ('{find_gpu()['name']}'): {unmeasured}; the "
+                               f"model's choice stands (measure=False: without this warning)")
+        else:
+            options["measure_args"] = texts
+            if auto and find_gpu() is None:
+                unmeasured = f"no GPU ({_probe_gpu(0)[1]})"
+        with tempfile.TemporaryDirectory(prefix="gpuopt-measure-") as tmp:
+            if isinstance(spec, dict):
+                path = os.path.join(tmp, "run.json")
+                with open(path, "w") as f:
+                    json.dump(spec, f)
+                spec = path
+            if measure is not False and spec is not None:
+                options["measure"] = spec
+            result = self.run_passes(_pass("hfuse", options))
         result._declined = next((d.message for d in result.remarks
                                  if d.message.startswith(_DECLINE_PREFIX)), None)
+        result._unmeasured = unmeasured
         return result
 
     _PROBE_BUFFERS = ("new-params", "last-param")
@@ -437,6 +531,15 @@ class Module:
         return self._declined
 
     @property
+    def unmeasured(self):
+        """Why the strategy=auto fuse() call that made this module did not
+        measure its candidates on the GPU: "measure=False", no inputs (no
+        run spec, no measure_args), or no GPU (and the driver's reason); None
+        when it measured them (or took a measured decision from the cache),
+        or the module was not made by an auto fuse()."""
+        return self._unmeasured
+
+    @property
     def remarks(self):
         """The diagnostics of severity "remark" (what a pass chose, e.g.
         `hfuse: thread strategy as requested`)."""
@@ -518,6 +621,38 @@ def parse_mlir(text: Union[str, bytes], filename: PathLike = "<mlir>") -> Module
     if not isinstance(text, str):
         raise OptionTypeError(f"parse_mlir: text is str or bytes, not {type(text).__name__}")
     return _made(_compiler().parse_mlir(text, os.fspath(filename)))
+
+
+# device ordinal -> (the GPU's description or None, why there is none).
+_GPUS = {}
+
+
+def _probe_gpu(device):
+    """(find_gpu's answer, why there is none) for `device`, asked once per
+    process: the runtime loads the driver once, too."""
+    if device not in _GPUS:
+        if _runtime is None:
+            found = (None, f"gpuopt._runtime cannot be loaded: {_runtime_error}")
+        else:
+            try:
+                found = (dict(_runtime.device(device)), None)
+            except Exception as e:  # no driver, no device: quietly none
+                found = (None, str(e))
+        _GPUS[device] = found
+    return _GPUS[device]
+
+
+def find_gpu(device: int = 0) -> Optional[dict]:
+    """The GPU the runtime runs kernels on (gpuopt.run, --hfuse's measure=):
+    device `device` of the CUDA driver ($GPUOPT_CUDA_DRIVER, else
+    libcuda.so.1, opened with dlopen; no context is made), as a dict with
+    "name", "compute_capability", "multiprocessors", "l2_bytes",
+    "total_memory", "driver_version" (gpu-run's report's "device"); None,
+    without raising or printing anything, when there is none: no driver, no
+    device, or no gpuopt._runtime. Asked once per process. Module.fuse and
+    gpuopt.triton.fuse measure strategy="auto" by default where it is not
+    None."""
+    return _probe_gpu(int(device))[0]
 
 
 _chdir_lock = None

@@ -21,8 +21,10 @@ An opt-in pass over the compiled graph as it runs, on Inductor's kernels
    in the launch sequence, still independent for the tensors of this
    call), both go to a gpuopt.triton.fuse fused kernel: built once from
    their PTX (launch-agnostic), checked bit for bit against the kernels
-   apart on first use, and, with measure=True, kept only where it is faster
-   than the two launches apart (per launch shape). The second call builds,
+   apart on first use, and, measured (by default where the runtime finds a
+   GPU; measure=False: not), kept only where it is faster than the two
+   launches apart (per launch shape): under strategy="auto" the model's top
+   candidates are measured whether or not it predicts a gain. The second call builds,
    checks and measures on copies of its inputs and returns what the
    unchanged program computes. Anything unexpected
    (another launch, a failed check) launches the held kernel as it was.
@@ -246,7 +248,7 @@ def _own_code(fn, suffix):
 class FusedProgram:
     """`compile_fused(fn, ...)`'s result; call it as fn."""
 
-    def __init__(self, fn, strategy="auto", measure=True, verify=True, compare_combo=True,
+    def __init__(self, fn, strategy="auto", measure=None, verify=True, compare_combo=True,
                  reps=20, warmup=3, **compile_options):
         import torch
         mode = compile_options.get("mode")
@@ -443,9 +445,11 @@ class FusedProgram:
                 "times_ms": self.times_ms, "choice": self.choice, "errors": self.errors}
 
 
-def compile_fused(fn, strategy="auto", measure=True, verify=True, compare_combo=True, **options):
+def compile_fused(fn, strategy="auto", measure=None, verify=True, compare_combo=True, **options):
     """`fn` compiled by torch.compile (options as its own) with independent
     adjacent Triton kernels replaced by gpu-opt fused kernels where that
-    measures faster; see the module's description."""
+    measures faster; see the module's description. `measure` is
+    gpuopt.triton.fuse's: None (on where the runtime finds a GPU), True or
+    False."""
     return FusedProgram(fn, strategy=strategy, measure=measure, verify=verify,
                         compare_combo=compare_combo, **options)

@@ -6,7 +6,9 @@
 // comparison, timing alone and in groups, and returns the JSON report. It
 // links only the runtime, which has no LLVM or MLIR dependency and opens
 // the CUDA driver with dlopen, so that it loads on a GPU machine that has
-// neither; gpuopt.run (gpuopt/api.py) wraps it. Errors are raised as
+// neither; gpuopt.run (gpuopt/api.py) wraps it. `device()` is the GPU it
+// would run on (gpuopt.find_gpu, which decides whether strategy=auto is
+// measured by default). Errors are raised as
 // RuntimeError with the runtime's message, which gpuopt.run turns into
 // gpuopt.Error.
 //
@@ -122,6 +124,25 @@ std::string run(const std::string &SpecText, int Device, bool Sweep,
   return writeRunReport(Report);
 }
 
+/// The GPU the runtime would run on, as the report's "device" describes it;
+/// raises RunError with the reason when there is none.
+nb::dict device(int Ordinal) {
+  DeviceInfo Info;
+  {
+    nb::gil_scoped_release Release;
+    Info = take(queryDevice(Ordinal));
+  }
+  nb::dict D;
+  D["name"] = Info.Name;
+  D["compute_capability"] = std::to_string(Info.ComputeMajor) + "." +
+                            std::to_string(Info.ComputeMinor);
+  D["multiprocessors"] = Info.Multiprocessors;
+  D["l2_bytes"] = Info.L2Bytes;
+  D["total_memory"] = Info.TotalMemory;
+  D["driver_version"] = Info.DriverVersion;
+  return D;
+}
+
 } // namespace
 
 NB_MODULE(_runtime, m) {
@@ -137,4 +158,7 @@ NB_MODULE(_runtime, m) {
       nb::arg("spec"), nb::arg("device") = 0,
       nb::arg("occupancy_sweep") = false, nb::arg("compare") = "",
       nb::arg("tolerance") = nb::none());
+  m.def("device", &device, nb::arg("device") = 0,
+        "The GPU the runtime opens (no context is made); RunError says why "
+        "there is none");
 }

@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 
 import pytest
 
@@ -201,6 +202,46 @@ def test_fuse_declined_keeps_the_kernels_apart():
     assert "without require=true the kernels stay apart instead" in e.value.message
     with pytest.raises(TypeError, match="require must be True or False"):
         m.fuse(**AUTO, require="yes")
+
+
+FAKE_DRIVER = os.path.join(BUILD, "unittests", "Runtime", "libfakecuda_emulated.so")
+
+
+@pytest.mark.skipif(not os.path.exists(FAKE_DRIVER), reason="no stand-in driver built")
+def test_auto_measured_by_default_on_a_gpu(tmp_path):
+    # The runtime's stand-in GPU (each timed launch 0.5 ms: no candidate is
+    # faster) in a process of its own, since the driver is loaded once. The
+    # model alone fuses (min_gain=0); with inputs measurement decides, and
+    # declines; without inputs the model's choice stands, with a warning.
+    code = f"""
+import warnings
+import gpuopt
+warnings.simplefilter("error", gpuopt.CompilerWarning)
+m = gpuopt.load_ptx({os.path.join(HFUSE, "scale.ptx")!r}, {os.path.join(HFUSE, "tile.ptx")!r})
+opts = dict({AUTO!r}, min_gain=0.0, cache="none")
+args = [["buf:f32:1048576:random:1", "scalar:u32:1048576"], ["buf:f32:262144:zero"]]
+r = m.fuse(measure_args=args, **opts)
+print(r.unmeasured, r.declined.split(";")[0])
+print(r.declined.split("; ")[2])
+r = m.fuse(measure=False, measure_args=args, **opts)
+print(r.unmeasured, r.declined)
+try:
+    m.fuse(**opts)
+except gpuopt.CompilerWarning as w:
+    print(w)
+"""
+    result = subprocess.run([sys.executable, "-c", code],
+                            env=dict(os.environ, GPUOPT_CUDA_DRIVER=FAKE_DRIVER),
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == ("None hfuse: not fusing: no candidate measured is 1% faster than "
+                        "running the kernels apart (best apart: 0.500 ms, serial")
+    assert lines[1].startswith("3 of ") and lines[1].endswith(" candidates measured on "
+                                                              "'Fake GPU' (3 timed)")
+    assert lines[2] == "measure=False None"
+    assert lines[3].startswith("Module.fuse: strategy=auto is not measured although there is "
+                               "a GPU ('Fake GPU'): no inputs to run the kernels on")
 
 
 def test_import_ptx_bytes():

@@ -4,6 +4,7 @@ gpuopt._core that records the pipelines it is given. test_api.py runs the
 real compiler."""
 
 import importlib.metadata
+import json
 import os
 import pathlib
 import re
@@ -62,6 +63,20 @@ def core(monkeypatch):
     return fake
 
 
+@pytest.fixture(autouse=True)
+def gpu(monkeypatch):
+    """find_gpu's answer for device 0: none unless the test says
+    gpu(True), so that what Module.fuse does by default is the same on any
+    machine."""
+    monkeypatch.setattr(api, "_GPUS", {})
+
+    def set_gpu(present):
+        api._GPUS[0] = (({"name": "Test GPU"}, None) if present
+                        else (None, "no CUDA device: a test"))
+    set_gpu(False)
+    return set_gpu
+
+
 # Pass option values ------------------------------------------------------------------
 
 def test_dims_inside_a_list_are_one_value():
@@ -112,7 +127,9 @@ def test_fuse_unknown_keyword_names_it_and_the_valid_ones(core):
 
 
 @pytest.mark.parametrize("options, message", [
-    (dict(measure=True), "measure must be a string, not bool"),
+    (dict(measure=3), "measure must be a run spec (a path or a dict), True or False, not int"),
+    (dict(measure_args="buf:u8:1:zero"), "measure_args is a list with each kernel's"),
+    (dict(measure_args=[["buf:u8:1:zero", 1]]), "a kernel's measure_args are a list of"),
     (dict(runtime_shapes="yes"), "runtime_shapes must be True or False"),
     (dict(units=2.5), "units must be an integer"),
     (dict(min_gain="0.1"), "min_gain must be a number"),
@@ -129,6 +146,86 @@ def pass_options(header):
     """The option names of a pass pipeline's options struct."""
     with open(os.path.join(INCLUDE, header)) as f:
         return re.findall(r'\*this,\s*"([a-z-]+)"', f.read())
+
+
+# Measuring strategy=auto by default -------------------------------------------------
+
+ARGS = [["buf:f32:16:random:1", "scalar:u32:16"], "buf:u8:4:zero  scalar:u32:4"]
+ARGS_TEXT = "measure-args={buf:f32:16:random:1 scalar:u32:16},{buf:u8:4:zero scalar:u32:4}"
+
+
+def test_auto_is_measured_where_there_are_inputs_and_a_gpu(core, gpu):
+    m = gpuopt.import_ptx(["// a", "// b"], ["a.ptx", "b.ptx"])
+    gpu(True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fused = m.fuse(measure_args=ARGS)
+    assert core.pipelines[-1] == "hfuse{" + ARGS_TEXT + "}"
+    assert fused.unmeasured is None
+    # A kernel without parameters has no arguments.
+    m.fuse(measure_args=[[], "null"])
+    assert core.pipelines[-1] == "hfuse{measure-args={},{null}}"
+    # measure=False: never, and says so.
+    fused = m.fuse(measure=False, measure_args=ARGS)
+    assert core.pipelines[-1] == "hfuse" and fused.unmeasured == "measure=False"
+    # Without a GPU the inputs still go to the compiler, which checks them and
+    # says in its remark why nothing was measured; quietly here.
+    gpu(False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fused = m.fuse(measure_args=ARGS)
+    assert core.pipelines[-1] == "hfuse{" + ARGS_TEXT + "}"
+    assert fused.unmeasured == "no GPU (no CUDA device: a test)"
+
+
+def test_auto_without_inputs_falls_back_to_the_model_and_says_so(core, gpu):
+    m = gpuopt.import_ptx(["// a", "// b"], ["a.ptx", "b.ptx"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no GPU: quietly
+        fused = m.fuse()
+    assert fused.unmeasured.startswith("no inputs to run the kernels on")
+    gpu(True)
+    with pytest.warns(gpuopt.CompilerWarning,
+                      match=r"strategy=auto is not measured although there is a GPU "
+                            r"\('Test GPU'\): no inputs") as caught:
+        fused = m.fuse(strategy="auto")
+    assert caught[0].filename == __file__
+    assert core.pipelines[-1] == "hfuse{strategy=auto}"
+    assert fused.unmeasured.startswith("no inputs to run the kernels on")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert m.fuse(measure=False).unmeasured == "measure=False"
+        # A named strategy has nothing to measure.
+        assert m.fuse(strategy="thread").unmeasured is None
+    with pytest.raises(gpuopt.OptionError, match="measure=True needs the kernels' inputs"):
+        m.fuse(measure=True)
+    with pytest.raises(gpuopt.OptionError, match="no braces or quotes: '{null}'"):
+        m.fuse(measure_args=["{null}", "null"])
+    with pytest.raises(gpuopt.OptionError, match="measure_args is empty"):
+        m.fuse(measure_args=[])
+
+
+def test_measure_takes_a_run_spec_path_or_dict(core, gpu):
+    m = gpuopt.import_ptx(["// a", "// b"], ["a.ptx", "b.ptx"])
+    m.fuse(measure=pathlib.Path("run.json"))
+    assert core.pipelines[-1] == "hfuse{measure=run.json}"
+    seen = []
+    spec = {"kernels": [{"args": ["null"]}, {"args": ["null"]}]}
+
+    class ReadingModule(FakeModule):
+        def run_passes(self, pipeline):
+            found = re.search(r"measure=(\S+?)}", pipeline)
+            if found:
+                with open(found.group(1)) as f:
+                    seen.append((found.group(1), json.load(f)))
+            return super().run_passes(pipeline)
+    core.import_ptx = lambda texts, files: ReadingModule(core)
+    gpuopt.import_ptx("// a").fuse(measure=spec)
+    ((path, written),) = seen
+    assert written == spec and not os.path.exists(path)  # a file for the call only
+    # measure=True with inputs is today's explicit measurement.
+    gpuopt.import_ptx("// a").fuse(measure=True, measure_args=ARGS)
+    assert core.pipelines[-1] == "hfuse{" + ARGS_TEXT + "}"
 
 
 @pytest.mark.skipif(not os.path.isdir(INCLUDE), reason="no source tree")

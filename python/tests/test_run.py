@@ -59,6 +59,27 @@ def test_run_bad_spec():
 FAKE_DRIVER = os.path.join(BUILD, "unittests", "Runtime", "libfakecuda_emulated.so")
 
 
+FIND_GPU = """
+import gpuopt
+from gpuopt import api
+gpu = gpuopt.find_gpu()
+print(gpu and (gpu["name"], gpu["compute_capability"]), gpuopt.find_gpu(1), api._probe_gpu(0)[1])
+"""
+
+
+def test_find_gpu_is_none_quietly_without_a_driver(tmp_path):
+    result = run_in_subprocess(FIND_GPU, {"GPUOPT_CUDA_DRIVER": str(tmp_path / "libcuda.so.1")})
+    assert result.returncode == 0 and result.stderr == "", result.stderr
+    assert result.stdout.startswith(f"None None CUDA driver {tmp_path}/libcuda.so.1 not found")
+
+
+@pytest.mark.skipif(not os.path.exists(FAKE_DRIVER), reason="no stand-in driver built")
+def test_find_gpu_on_stand_in_driver():
+    result = run_in_subprocess(FIND_GPU, {"GPUOPT_CUDA_DRIVER": FAKE_DRIVER})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "('Fake GPU', '9.0') None None\n"
+
+
 @pytest.mark.skipif(not os.path.exists(FAKE_DRIVER), reason="no stand-in driver built")
 def test_run_on_stand_in_driver(tmp_path):
     spec = json.loads(json.dumps(COPY_SPEC))

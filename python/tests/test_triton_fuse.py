@@ -626,6 +626,167 @@ def test_declined_and_empty_grids_launch_apart(monkeypatch, compiler_env, tmp_pa
 
 
 # ---------------------------------------------------------------------------
+# Measured by default where there is a GPU; the model ranks, measurement
+# decides. The GPU's answer and the timings are stand-ins.
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("gpu", [True, False])
+def test_measured_by_default_where_there_is_a_gpu(monkeypatch, gpu):
+    monkeypatch.setattr(F, "gpu_present", lambda: gpu)
+    k = (object(), object())
+    assert F.fuse(*k).measuring() is gpu
+    assert F.fuse(*k, measure=False).measuring() is False
+    assert F.fuse(*k, measure=True).measuring() is True
+    # A named strategy has no candidates to choose from: measured on request.
+    assert F.fuse(*k, strategy="thread").measuring() is False
+    assert F.fuse(*k, strategy="thread", measure=True).measuring() is True
+    with pytest.raises(F.FuseError, match="measure must be None"):
+        F.fuse(*k, measure="yes")
+
+
+def test_gpu_present_is_the_runtimes_answer(monkeypatch):
+    api = pytest.importorskip("gpuopt.api")
+    monkeypatch.setattr(api, "_GPUS", {0: (None, "no CUDA device: a test")})
+    assert F.gpu_present() is False
+    monkeypatch.setattr(api, "_GPUS", {0: ({"name": "Test GPU"}, None)})
+    assert F.gpu_present() is True
+
+
+def test_candidate_options_as_hfuse_options():
+    assert F.candidate_options(
+        "strategy=thread threads=128,64 maxnreg=0 replicas=1,2 resizable=true,false") == {
+        "strategy": "thread", "threads": [128, 64], "maxnreg": 0, "replicas": [1, 2],
+        "resizable": ["true", "false"]}
+    assert F.candidate_options("strategy=dynamic ratio=1,8 maxnreg=-1 units=4") == {
+        "strategy": "dynamic", "ratio": [1, 8], "maxnreg": -1, "units": 4}
+
+
+def stand_in_measurement(monkeypatch, times):
+    """FusedTriton._measure replaced: the kernels apart take 1 ms, the
+    candidates `times` in rank order; returns the strategies measured, per
+    call."""
+    measured = []
+
+    def measure(fz, builds, launches, stream):
+        measured.append([b.strategy for b in builds])
+        return 1.0, list(times[:len(builds)]), [None] * len(builds)
+    monkeypatch.setattr(F.FusedTriton, "_measure", measure)
+    # The placeholders stand for tensors that can be copied.
+    monkeypatch.setattr(F, "_uncopyable", lambda launches: None)
+    return measured
+
+
+@needs_triton
+@needs_compiler
+def test_auto_build_keeps_the_models_ranking(compiler_env, tmp_path):
+    with F.offline_target(90):
+        auto = F.fuse(add_kernel, softmax_kernel, min_gain=0.9, cache_dir=str(tmp_path))
+        b = auto.prepare(add_call(), softmax_call())
+        assert b.declined and len(b.candidates) >= 3
+        assert all(c["options"].startswith("strategy=") for c in b.candidates)
+        entry = tmp_path / (b.key + ".json")
+        assert json.loads(entry.read_text())["candidates"] == b.candidates
+        # A cache entry from before rankings were kept is built again.
+        old = json.loads(entry.read_text())
+        del old["candidates"]
+        entry.write_text(json.dumps(old))
+        F._BUILDS.pop(b.key)
+        assert auto.prepare(add_call(), softmax_call()).candidates == b.candidates
+
+
+@needs_triton
+@needs_compiler
+@pytest.mark.parametrize("times, choice", [((1.2, 0.8, 0.995), "fused"),
+                                           ((0.995, 1.2, 1.0), "serial")])
+def test_model_decline_does_not_stop_measurement(monkeypatch, compiler_env, tmp_path, times,
+                                                 choice):
+    rec = Recorder(monkeypatch)
+    measured = stand_in_measurement(monkeypatch, times)
+    monkeypatch.setattr(F, "gpu_present", lambda: True)  # measured by default
+    with F.offline_target(90):
+        # min_gain=0.9: the model predicts that no candidate pays, and declines.
+        fz = F.fuse(add_kernel, softmax_kernel, min_gain=0.9, cache_dir=str(tmp_path))
+        fz(add_call(), softmax_call())
+        fz(add_call(), softmax_call())
+    (d,) = fz.decisions.values()
+    assert d["model"].startswith("hfuse: not fusing")
+    # Its top three candidates were built by their options and measured once.
+    assert len(measured) == 1 and len(measured[0]) == 3 and None not in measured[0]
+    assert [m["ms"] for m in d["measured"]] == list(times)
+    assert all(m["options"].startswith("strategy=") for m in d["measured"])
+    assert d["choice"] == choice and d["times_ms"]["serial"] == 1.0
+    if choice == "fused":
+        # The fastest, 0.8 ms, beats 1 ms by more than 1%; it was checked
+        # while measured, so both calls launch it without another check.
+        assert d["build"] == d["measured"][1]["build"]
+        assert d["strategy"] == measured[0][1]
+        assert "0.8000 ms vs 1.0000 ms apart (1.25x); 3 of" in d["why"]
+        assert rec.kinds() == ["fused", "fused"]
+        assert rec.events[0][1] == d["build"]
+    else:
+        # 0.995 ms is not 1% faster than 1 ms.
+        assert d["why"].startswith("measured: no candidate is 1% faster than the kernels apart")
+        assert rec.kinds() == ["apart"] * 4
+
+
+@needs_triton
+@needs_compiler
+def test_unmeasured_without_a_gpu_or_with_measure_false(monkeypatch, compiler_env, tmp_path):
+    Recorder(monkeypatch)
+    measured = stand_in_measurement(monkeypatch, (0.5, 0.5, 0.5))
+    for gpu, measure in [(False, None), (True, False)]:
+        monkeypatch.setattr(F, "gpu_present", lambda: gpu)
+        with F.offline_target(90):
+            fz = F.fuse(add_kernel, softmax_kernel, min_gain=0.9, measure=measure,
+                        cache_dir=str(tmp_path))
+            fz(add_call(), softmax_call())
+        (d,) = fz.decisions.values()
+        # The model's decline stands, unmeasured.
+        assert d["choice"] == "serial" and "not fusing" in d["why"] and "measured" not in d
+    assert measured == []
+
+
+@needs_triton
+@needs_compiler
+def test_inputs_that_cannot_be_copied_leave_the_models_choice(monkeypatch, compiler_env,
+                                                              tmp_path):
+    Recorder(monkeypatch)
+    measured = []
+    monkeypatch.setattr(F.FusedTriton, "_measure",
+                        lambda *a: measured.append(a) or (1.0, [], []))
+    with F.offline_target(90):
+        # Placeholders are pointers, not tensors: nothing to copy.
+        fz = F.fuse(add_kernel, softmax_kernel, min_gain=0.9, measure=True,
+                    cache_dir=str(tmp_path))
+        with pytest.warns(UserWarning, match="the model's choice stands, unmeasured: "
+                                             "add_kernel: a pointer argument is not a tensor"):
+            fz(add_call(), softmax_call())
+    (d,) = fz.decisions.values()
+    assert d["choice"] == "serial" and "cannot be copied" in d["unmeasured"]
+    assert measured == []
+
+
+@needs_gpu
+def test_measured_on_a_gpu_by_default():
+    import torch
+    fz = F.fuse(add_kernel, softmax_kernel, row_sum_kernel, cache_dir="none")
+    torch.manual_seed(0)
+    want = {}
+    for c in gpu_case(torch_alloc(want), *GPU_SHAPES[0]):
+        c.kernel[c.grid](*c.args, **c.kwargs)
+    torch.manual_seed(0)
+    got = {}
+    fz(*gpu_case(torch_alloc(got), *GPU_SHAPES[0]))
+    torch.cuda.synchronize()
+    for name in ("out", "sm", "rs"):
+        assert torch.equal(got[name], want[name]), name
+    (d,) = fz.decisions.values()
+    assert d["times_ms"]["serial"] > 0 and d["measured"], d
+    for m in d["measured"]:
+        assert (m["ms"] or 0) > 0 or m["excluded"], m
+
+
+# ---------------------------------------------------------------------------
 # gpuopt.cuda on the runtime's stand-in driver (host memory, kernels chosen by
 # name: fake_probe(buf, n, value) stores the u64 value at byte n of buf).
 # ---------------------------------------------------------------------------

@@ -121,6 +121,31 @@ TEST(CudaDriver, NoDeviceIsAClearError) {
             "CUDA-capable device is detected)");
 }
 
+TEST(CudaDriver, QueryDeviceMakesNoContext) {
+  // Python's find_gpu asks whether there is a GPU without taking its
+  // primary context.
+  Expected<std::unique_ptr<CudaDriver>> D = CudaDriver::load(FakeEmulated);
+  ASSERT_TRUE(D) << D.status().message();
+  Expected<DeviceInfo> Info = queryDevice(**D);
+  ASSERT_TRUE(Info) << Info.status().message();
+  EXPECT_EQ(Info->Name, "Fake GPU");
+  EXPECT_GT(Info->Multiprocessors, 0);
+  Expected<std::unique_ptr<Context>> C = Context::create(**D);
+  ASSERT_TRUE(C) << C.status().message();
+  EXPECT_EQ((*C)->info().Name, Info->Name);
+  EXPECT_EQ((*C)->info().Multiprocessors, Info->Multiprocessors);
+  Info = queryDevice(**D, 1);
+  ASSERT_FALSE(Info);
+  EXPECT_EQ(Info.status().message(), "no CUDA device 1 (the driver lists 1)");
+
+  Expected<std::unique_ptr<CudaDriver>> None = CudaDriver::load(FakeNoDevice);
+  ASSERT_TRUE(None) << None.status().message();
+  Info = queryDevice(**None);
+  ASSERT_FALSE(Info);
+  EXPECT_EQ(Info.status().message().rfind("no CUDA device", 0), 0u)
+      << Info.status().message();
+}
+
 TEST(DeviceBuffer, DownloadAtAnOffset) {
   // gpu-run reads a probe buffer's overflow counter alone, after the records.
   Expected<std::unique_ptr<CudaDriver>> D = CudaDriver::load(FakeEmulated);

@@ -43,6 +43,12 @@ struct DeviceInfo {
   int DriverVersion = 0;
 };
 
+/// What the driver (CudaDriver::get) says of device Ordinal, without making
+/// a context: whether there is a GPU to run on. Fails as Context::create
+/// does ("no CUDA device ...", or the driver's load error).
+Expected<DeviceInfo> queryDevice(int Ordinal = 0);
+Expected<DeviceInfo> queryDevice(CudaDriver &D, int Ordinal = 0);
+
 class Context {
 public:
   /// Loads the driver (CudaDriver::get), initialises it, picks device

@@ -32,8 +32,11 @@ def HFusePlan : Pass<"hfuse-plan", "mlir::ModuleOp"> {
     the best candidate anyway; with `require=true` a decline is an error
     instead. Without a profile the model compares waves instead of times, and
     warns that its choice is a guess.
-    With `measure=` (a gpu-run run spec of the kernels) and a GPU, the top
-    candidates are built, checked bit for bit against the kernels apart and
+    With `measure=` (a gpu-run run spec of the kernels), or `measure-args=`
+    (each kernel's gpu-run `--arg` specs, the launch shapes being the
+    plan's), and a GPU, the top candidates by the model's rank (whether or
+    not it predicts a gain) are built, checked bit for bit against the
+    kernels apart and
     timed with them in process, the fastest checked one wins if it beats the
     kernels apart by 1% (else the pass declines, as above), and the decision
     is cached (`cache=`); without a GPU
@@ -139,6 +142,11 @@ def HFusePlan : Pass<"hfuse-plan", "mlir::ModuleOp"> {
            "and arguments, in order); with a GPU, the top candidates are "
            "timed and checked against the kernels apart, and the fastest "
            "wins">,
+    ListOption<"measureArgs", "measure-args", "std::string",
+               "strategy=auto: instead of measure=, each kernel's arguments "
+               "as gpu-run --arg specs separated by spaces, one value per "
+               "kernel, in braces ({buf:f32:1024:random:1 "
+               "scalar:u32:1024},{...}); the launch shapes are the plan's">,
     Option<"measureTop", "measure-top", "int64_t", /*default=*/"3",
            "strategy=auto with measure=: how many of the model's best "
            "candidates to measure">,

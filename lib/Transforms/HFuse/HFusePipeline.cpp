@@ -39,6 +39,8 @@ void hfuse::buildHFusePipeline(OpPassManager &pm, const HFuseOptions &options) {
   plan.require = options.require;
   plan.candidatesOut = options.candidatesOut;
   plan.measure = options.measure;
+  plan.measureArgs.assign(options.measureArgs.begin(),
+                          options.measureArgs.end());
   plan.measureTop = options.measureTop;
   plan.cache = options.cache;
   pm.addPass(createHFusePlanPass(std::move(plan), "hfuse"));

@@ -541,9 +541,11 @@ void HFusePlanPass::runOnOperation() {
           << "' (expected thread, interleave, dynamic, sm_aware or auto)";
       return signalPassFailure();
     }
-    if (!measure.empty()) {
-      emitError(getOptionLoc("measure"))
-          << "'measure' measures the candidates of strategy=auto; with "
+    if (!measure.empty() || !measureArgs.empty()) {
+      StringRef option = measure.empty() ? "measure-args" : "measure";
+      emitError(getOptionLoc(option))
+          << "'" << option
+          << "' measures the candidates of strategy=auto; with "
           << "strategy=" << strategyName << " there is nothing to choose";
       return signalPassFailure();
     }
@@ -607,21 +609,29 @@ void HFusePlanPass::runOnOperation() {
     p.sweep = request.sweep;
     p.bytes = request.bytes;
   }
-  // Measured choice (MeasureCandidates.h), 1 of 2: with measure=, find the
+  // Measured choice (MeasureCandidates.h), 1 of 2: with measure= (or
+  // measure-args=, the inputs without a run spec), find the
   // GPU and reuse a decision cached for these kernels, shapes and GPU.
   std::unique_ptr<CandidateMeasurement> measurement;
   std::string unmeasuredWhy = "no measure= run spec";
-  if (!measure.empty()) {
+  if (!measure.empty() && !measureArgs.empty()) {
+    emitError(getOptionLoc("measure-args"))
+        << "give the inputs to measure on once: measure=RUN.json or "
+           "measure-args=, not both";
+    return signalPassFailure();
+  }
+  if (!measure.empty() || !measureArgs.empty()) {
     MeasureOptions measureOptions;
     measureOptions.runSpec = measure;
+    measureOptions.argSpecs.assign(measureArgs.begin(), measureArgs.end());
     measureOptions.top = measureTop;
     measureOptions.cacheDir = cache;
     measureOptions.topLoc = getOptionLoc("measure-top");
     measureOptions.cacheLoc = getOptionLoc("cache");
     FailureOr<std::unique_ptr<CandidateMeasurement>> prepared =
-        CandidateMeasurement::prepare(root, base, mayResize, profiles, cap,
-                                      modelOptions, measureOptions,
-                                      getOptionLoc("measure"));
+        CandidateMeasurement::prepare(
+            root, base, mayResize, profiles, cap, modelOptions, measureOptions,
+            getOptionLoc(measure.empty() ? "measure-args" : "measure"));
     if (failed(prepared))
       return signalPassFailure();
     measurement = std::move(*prepared);

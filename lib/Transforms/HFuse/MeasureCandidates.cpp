@@ -220,6 +220,28 @@ static rt::Status resolveKernel(rt::KernelSpec &k) {
   return rt::checkKernelConsts(k);
 }
 
+/// The run spec of measure-args=: a kernel per text, its gpu-run `--arg`
+/// specs separated by whitespace; the rest comes from the plan.
+static LogicalResult readArgSpecs(ArrayRef<std::string> texts,
+                                  rt::RunSpec &spec, Location loc) {
+  for (auto [i, text] : llvm::enumerate(texts)) {
+    rt::KernelSpec &k = spec.Kernels.emplace_back();
+    SmallVector<StringRef> words;
+    StringRef(text).split(words, ' ', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
+    for (StringRef word : words) {
+      word = word.trim();
+      if (word.empty())
+        continue;
+      rt::Expected<rt::ArgSpec> arg = rt::parseArgSpec(word.str());
+      if (!arg)
+        return emitError(loc) << "'measure-args', kernel " << i << ": "
+                              << arg.status().message();
+      k.Args.push_back(std::move(*arg));
+    }
+  }
+  return success();
+}
+
 CandidateMeasurement::~CandidateMeasurement() = default;
 
 std::string CandidateMeasurement::cachePath() const {
@@ -249,10 +271,19 @@ FailureOr<std::unique_ptr<CandidateMeasurement>> CandidateMeasurement::prepare(
   // warmup and repeat override the search's defaults.
   s.spec.Warmup = 10;
   s.spec.Repeat = 30;
-  if (rt::Status status = rt::readRunSpec(options.runSpec, s.spec))
+  // What messages call the inputs: the run spec, or measure-args=.
+  bool fromArgs = !options.argSpecs.empty();
+  std::string source =
+      fromArgs ? "'measure-args'" : "run spec '" + options.runSpec + "'";
+  if (fromArgs) {
+    if (failed(readArgSpecs(options.argSpecs, s.spec, loc)))
+      return failure();
+  } else if (rt::Status status = rt::readRunSpec(options.runSpec, s.spec)) {
     return emitError(loc) << status.message(), failure();
+  }
   if (s.spec.Kernels.size() != base.parts.size())
-    return emitError(loc) << "run spec '" << options.runSpec << "' has "
+    return emitError(loc) << source
+                          << (fromArgs ? " gives the arguments of " : " has ")
                           << s.spec.Kernels.size()
                           << (s.spec.Kernels.size() == 1 ? " kernel; "
                                                          : " kernels; ")
@@ -261,13 +292,12 @@ FailureOr<std::unique_ptr<CandidateMeasurement>> CandidateMeasurement::prepare(
                              "of the fused kernels)",
            failure();
   if (s.spec.Repeat == 0)
-    return emitError(loc) << "run spec '" << options.runSpec
-                          << "' sets \"repeat\" to 0: nothing would be timed",
+    return emitError(loc) << source
+                          << " sets \"repeat\" to 0: nothing would be timed",
            failure();
   for (auto [i, part] : llvm::enumerate(base.parts)) {
     rt::KernelSpec &k = s.spec.Kernels[i];
-    std::string which =
-        llvm::formatv("run spec '{0}', kernel {1}", options.runSpec, i).str();
+    std::string which = llvm::formatv("{0}, kernel {1}", source, i).str();
     if (!k.KernelName.empty() && !namesKernel(k.KernelName, part.kernel))
       return emitError(loc)
                  << which << " is '" << k.KernelName << "', but fused kernel "
@@ -338,8 +368,8 @@ FailureOr<std::unique_ptr<CandidateMeasurement>> CandidateMeasurement::prepare(
     rt::KernelSpec &k = s.spec.Kernels[i];
     k.ModulePath = path;
     if (rt::Status status = resolveKernel(k))
-      return emitError(loc) << "run spec '" << options.runSpec << "', kernel "
-                            << i << ": " << status.message(),
+      return emitError(loc)
+                 << source << ", kernel " << i << ": " << status.message(),
              failure();
   }
 

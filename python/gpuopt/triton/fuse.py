@@ -43,14 +43,24 @@ with their arguments and grids as they are at call time. On each call:
    kernels' results back, the fused kernel is never used again, and
    VerificationError names the argument, the kernel and the first byte that
    differ.
-5. measure=True times, once per launch shape, the fused kernel against the
-   kernels launched back to back (CUDA events, warm-up, median; on copies of
-   the tensors) and keeps the faster; the choice is cached per shape.
+5. Measurement (measure=None, the default: on for strategy="auto" where
+   the runtime finds a GPU, gpuopt.find_gpu(); measure=True: on; False:
+   off) decides, once per launch shape, on copies of the tensors: under
+   "auto" the model only ranks, and its top `measure_top` feasible
+   candidates (gpu-opt's candidates-out, whether or not it predicts a gain)
+   are built by their options, checked bit for bit against the kernels
+   apart and timed with them (CUDA events, warm-up, median); the fastest
+   fuses if it is at least 1% faster than the kernels launched back to
+   back, as gpu-opt's measure= decides. A named strategy's kernel is timed
+   against them and the faster kept. Where the tensors cannot be copied
+   (a pointer argument that is not a tensor) the model's choice stands,
+   with a warning and the reason in `decisions`.
 
-Where gpu-opt's model declines to fuse ("not fusing: ..."), the callable
-launches the kernels one after another (`decisions` says why). Kernels that
-cannot be fused by this path raise FuseError: tensor descriptors (host TMA),
-clusters (num_ctas > 1), cooperative or PDL launches.
+Unmeasured, where gpu-opt's model declines to fuse ("not fusing: ..."), the
+callable launches the kernels one after another (`decisions` says why).
+Kernels that cannot be fused by this path raise FuseError: tensor
+descriptors (host TMA), clusters (num_ctas > 1), cooperative or PDL
+launches.
 
 Without a GPU, `prepare(*calls)` does steps 1 and 2 only, inside
 `offline_target()` (a stand-in Triton driver for a chosen GPU) with
@@ -78,6 +88,14 @@ CACHE_ENV = "GPUOPT_TRITON_FUSE_CACHE"
 # CUDA's grid limits (the runtime's computeFusedLaunch).
 MAX_GRID = ((1 << 31) - 1, 65535, 65535)
 UINT32_MAX = (1 << 32) - 1
+# Measured auto: how many of the model's candidates are measured, and how
+# much faster than the kernels apart the fastest must be (gpu-opt's
+# measure-top= default and MeasureOptions::minSpeedup).
+MEASURE_TOP = 3
+MIN_SPEEDUP = 0.01
+# Options of --hfuse that only strategy=auto reads, left out of the builds
+# of its candidates by their own options.
+_AUTO_ONLY = ("min-gain", "require", "candidates-out", "profile", "measure-top", "cache")
 
 
 class FuseError(Exception):
@@ -543,15 +561,20 @@ def default_cache_dir():
 
 class Build:
     """A fused kernel (or the model's refusal): `key`, `ptx`, `manifest` (the
-    fused kernel's manifest entry), `remarks`, `declined` (why not fused)."""
+    fused kernel's manifest entry), `remarks`, `declined` (why not fused),
+    `candidates` (strategy="auto": the model's feasible candidates, ranked,
+    as candidates-out= gives them: "options", "description", "predicted",
+    "apart", "unit"; None when not known)."""
 
-    def __init__(self, key, ptx=None, manifest=None, remarks=(), declined=None, options=None):
+    def __init__(self, key, ptx=None, manifest=None, remarks=(), declined=None, options=None,
+                 candidates=None):
         self.key = key
         self.ptx = ptx
         self.manifest = manifest
         self.remarks = list(remarks)
         self.declined = declined
         self.options = dict(options or {})
+        self.candidates = candidates
 
     @property
     def strategy(self):
@@ -560,12 +583,36 @@ class Build:
     def to_json(self):
         return {"format": FORMAT_VERSION, "key": self.key, "ptx": self.ptx,
                 "manifest": self.manifest, "remarks": self.remarks,
-                "declined": self.declined, "options": self.options}
+                "declined": self.declined, "options": self.options,
+                "candidates": self.candidates}
 
     @classmethod
     def from_json(cls, d):
         return cls(d["key"], d.get("ptx"), d.get("manifest"), d.get("remarks", ()),
-                   d.get("declined"), d.get("options"))
+                   d.get("declined"), d.get("options"), d.get("candidates"))
+
+
+def read_ranking(path):
+    """The feasible candidates of a candidates-out= file, in the model's
+    order, with what a measured choice reports of them; None without one."""
+    if not path or not os.path.exists(path):
+        return None
+    with open(path) as f:
+        ranked = json.load(f)
+    keep = ("options", "description", "origin", "predicted", "apart", "unit")
+    return [{k: c[k] for k in keep if k in c} for c in ranked if c.get("feasible")]
+
+
+def candidate_options(text):
+    """A candidate's --hfuse options (candidates-out's "options",
+    `strategy=thread threads=128,64 maxnreg=0`) as a dict, lists split."""
+    def typed(v):
+        return int(v) if re.fullmatch(r"-?\d+", v) else v
+    out = {}
+    for word in text.split():
+        key, _, value = word.partition("=")
+        out[key] = [typed(v) for v in value.split(",")] if "," in value else typed(value)
+    return out
 
 
 class _Declined(Exception):
@@ -589,10 +636,12 @@ def _hfuse_text(options):
 
 
 def _compile_inprocess(api, ptxs, files, options):
-    """gpu-opt's Python API: import the PTX texts as one module, fuse."""
+    """gpu-opt's Python API: import the PTX texts as one module, fuse (never
+    measured there: the callable measures on the launches' own tensors)."""
     module = api.import_ptx(list(ptxs), list(files))
     try:
-        fused = module.fuse(**{k.replace("-", "_"): v for k, v in options.items()})
+        fused = module.fuse(measure=False,
+                            **{k.replace("-", "_"): v for k, v in options.items()})
     except api.Error as e:
         text = str(e)
         if "not fusing" in text:  # a gpu-opt that fails its declines
@@ -646,11 +695,16 @@ def _compiler_api():
     return api if getattr(api, "_core", None) is not None else None
 
 
-def compile_fused(ptxs, files, options):
+def compile_fused(ptxs, files, options, candidates_out=None):
     """(PTX, the manifest's kernel entry, remarks) of the fused kernel: gpu-opt
     in process when its extension is built, else the gpu-opt command.
-    Raises _Declined when the model declines to fuse."""
+    Raises _Declined when the model declines to fuse. `candidates_out`:
+    where strategy=auto writes its ranked candidates (also when it
+    declines)."""
     from gpuopt.tools import ToolNotFound
+    name = options["name"]
+    if candidates_out:
+        options = dict(options, **{"candidates-out": candidates_out})
     api = _compiler_api()
     if api is not None and os.environ.get("GPUOPT_TRITON_FUSE_TOOL") != "1":
         ptx, manifest, remarks = _compile_inprocess(api, ptxs, files, options)
@@ -663,11 +717,11 @@ def compile_fused(ptxs, files, options):
                             f"gpu-opt command: {e}); build it with prepare() where gpu-opt "
                             "is, into the same cache_dir") from e
     kernels = manifest.get("kernels", [manifest]) if isinstance(manifest, dict) else manifest
-    entry = next((k for k in kernels if k.get("name") == options["name"]), None)
+    entry = next((k for k in kernels if k.get("name") == name), None)
     if entry is None:
-        raise FuseError(f"gpu-opt's manifest has no kernel {options['name']}")
+        raise FuseError(f"gpu-opt's manifest has no kernel {name}")
     if not entry.get("shape_params"):
-        raise FuseError(f"fused kernel {options['name']} has no shape_params (runtime shapes)")
+        raise FuseError(f"fused kernel {name} has no shape_params (runtime shapes)")
     return ptx, entry, remarks
 
 
@@ -730,6 +784,18 @@ class _Snapshot:
                 out.append((key, int(ne[0]), int(ne.numel())))
         return out
 
+    def compare(self, other):
+        """[(storage key, first differing byte, bytes differing)] this
+        snapshot's copies vs `other`'s (a snapshot of the same tensors)."""
+        import torch
+        out = []
+        for key, (_, copy) in self.storages.items():
+            theirs = other.storages[key][1]
+            if not torch.equal(copy, theirs):
+                ne = (copy != theirs).nonzero()
+                out.append((key, int(ne[0]), int(ne.numel())))
+        return out
+
     def restore(self):
         """The real storages take the copies' contents."""
         for real, copy in self.storages.values():
@@ -789,6 +855,17 @@ def _scratch(launch, stream):
     return ptrs, keep
 
 
+def gpu_present():
+    """Whether measurement is on by default: the runtime finds a GPU
+    (gpuopt.find_gpu()); False, quietly, without one, without its driver or
+    without gpuopt's extensions."""
+    try:
+        from gpuopt import api
+    except ImportError:
+        return False
+    return api.find_gpu() is not None
+
+
 def _median_ms(fn, reps, warmup):
     import torch
     for _ in range(warmup):
@@ -814,11 +891,14 @@ class FusedTriton:
     handle or a torch stream (default: the current stream).
 
     Attributes: `kernels`; `decisions` {launch shape: {"choice": "fused" |
-    "serial", "why", "strategy", "times_ms"}}; `builds` [Build]; `stats`
-    {"fused", "serial", "verified"} launch counts."""
+    "serial", "why", "strategy", "times_ms"; measured auto also "model" (the
+    model's own verdict) and "measured" (each candidate's "options",
+    "description", "predicted", "ms", "excluded"); "unmeasured": why not
+    measured where it was to be}}; `builds` [Build]; `stats` {"fused",
+    "serial", "verified"} launch counts."""
 
-    def __init__(self, kernels, strategy="auto", verify=True, measure=False, cache_dir=None,
-                 fallback=False, reps=20, warmup=5, **options):
+    def __init__(self, kernels, strategy="auto", verify=True, measure=None, cache_dir=None,
+                 fallback=False, reps=20, warmup=5, measure_top=MEASURE_TOP, **options):
         if len(kernels) < 2:
             raise FuseError("fuse() takes two kernels or more")
         if verify not in (True, False, "shape"):
@@ -826,12 +906,20 @@ class FusedTriton:
         self.kernels = list(kernels)
         self.strategy = strategy
         self.verify = verify
+        if measure not in (None, True, False):
+            raise FuseError(f"measure must be None (on with a GPU), True or False, not "
+                            f"{measure!r}")
         self.measure = measure
+        self.measure_top = int(measure_top)
+        if self.measure_top < 1:
+            raise FuseError(f"measure_top must be at least 1, not {measure_top!r}")
+        self._measuring = None
         self.fallback = fallback
         self.reps, self.warmup = int(reps), int(warmup)
         self.cache_dir = default_cache_dir() if cache_dir is None else cache_dir
         for k in ("kernels", "blocks", "smem", "grids", "runtime_shapes", "runtime-shapes",
-                  "name", "measure"):
+                  "name", "measure", "measure_args", "measure-args", "candidates_out",
+                  "candidates-out"):
             if k in options:
                 raise FuseError(f"option {k!r} is set by gpuopt.triton.fuse itself")
         self.options = {k.replace("_", "-"): list(v) if isinstance(v, tuple) else v
@@ -866,17 +954,25 @@ class FusedTriton:
         return [capture(c.kernel, c.grid, c.args, c.kwargs) for c in self._calls(calls)]
 
     # -- building -----------------------------------------------------------
-    def _build_options(self, launches):
-        opts = {"strategy": self.strategy,
+    def _build_options(self, launches, candidate=None):
+        """(key, --hfuse options) of the build for `launches`: by the
+        callable's strategy, or by `candidate` (a candidate's options, as
+        candidate_options gives them)."""
+        strategy = candidate["strategy"] if candidate else self.strategy
+        opts = {"strategy": strategy,
                 "kernels": [f"k{i}::{ln.name}" for i, ln in enumerate(launches)],
                 "blocks": [ln.block for ln in launches],
                 "smem": [ln.shared for ln in launches],
                 "runtime-shapes": True}
-        if self.strategy == "auto":
+        if strategy == "auto":
             # The model's input; with a named strategy the grids would fix the
             # interleave ratio and tie the kernel to one shape.
             opts["grids"] = ["x".join(str(g) for g in ln.grid) for ln in launches]
-        opts.update(self.options)
+        if candidate:
+            opts.update({k: v for k, v in self.options.items() if k not in _AUTO_ONLY})
+            opts.update({k: v for k, v in candidate.items() if k != "strategy"})
+        else:
+            opts.update(self.options)
         material = json.dumps({"format": FORMAT_VERSION,
                                "ptx": [hashlib.sha256(normalize_ptx(ln.ptx).encode()).hexdigest()
                                        for ln in launches],
@@ -885,10 +981,12 @@ class FusedTriton:
         opts["name"] = f"gpuopt_fused_{key[:12]}"
         return key, opts
 
-    def build(self, launches):
-        """The Build for these launches: from memory, the cache directory, or
-        gpu-opt (then kept in both)."""
-        key, opts = self._build_options(launches)
+    def build(self, launches, candidate=None):
+        """The Build for these launches (by `candidate`'s options, when
+        given): from memory, the cache directory, or gpu-opt (then kept in
+        both). A strategy=auto build keeps the model's ranking."""
+        key, opts = self._build_options(launches, candidate)
+        ranked = opts["strategy"] == "auto"
         path = None
         if self.cache_dir and self.cache_dir != "none":
             path = os.path.join(self.cache_dir, key + ".json")
@@ -897,14 +995,21 @@ class FusedTriton:
         if b is None and path and os.path.exists(path):
             with open(path) as f:
                 b = Build.from_json(json.load(f))
+            if ranked and b.candidates is None:
+                b = None  # cached before the ranking was kept: build again
+        fresh = b is None
         if b is None:
             files = [f"k{i}.ptx" for i in range(len(launches))]
-            try:
-                ptx, entry, remarks = compile_fused([ln.ptx for ln in launches], files, opts)
-                b = Build(key, ptx, entry, remarks, options=opts)
-            except _Declined as e:
-                b = Build(key, declined=str(e), options=opts)
-        if path and not os.path.exists(path):
+            with tempfile.TemporaryDirectory(prefix="gpuopt-triton-fuse-") as tmp:
+                out = os.path.join(tmp, "candidates.json") if ranked else None
+                try:
+                    ptx, entry, remarks = compile_fused([ln.ptx for ln in launches], files,
+                                                        opts, out)
+                    b = Build(key, ptx, entry, remarks, options=opts)
+                except _Declined as e:
+                    b = Build(key, declined=str(e), options=opts)
+                b.candidates = read_ranking(out)
+        if path and (fresh or not os.path.exists(path)):
             os.makedirs(self.cache_dir, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=self.cache_dir, suffix=".tmp")
             with os.fdopen(fd, "w") as f:
@@ -916,8 +1021,18 @@ class FusedTriton:
 
     def prepare(self, *calls):
         """Captures and builds without launching (works inside
-        offline_target()); returns the Build."""
-        return self.build(self.capture(*calls))
+        offline_target()); returns the Build. Under strategy="auto" also
+        builds the candidates a measurement would (the model's top
+        `measure_top`), so that a cache filled here serves a GPU machine
+        without gpu-opt."""
+        launches = self.capture(*calls)
+        build = self.build(launches)
+        for c in (build.candidates or [])[:self.measure_top]:
+            try:
+                self.build(launches, candidate_options(c["options"]))
+            except FuseError:
+                pass  # measured, it is left out
+        return build
 
     @property
     def builds(self):
@@ -1058,6 +1173,15 @@ class FusedTriton:
             return decision
         decision["build"] = build.key
         decision["remarks"] = build.remarks
+        if self.strategy == "auto" and self.measuring():
+            unmeasured = _uncopyable(launches)
+            if unmeasured is None:
+                unmeasured = self._decide_measured(shape, decision, build, launches, handle)
+                if unmeasured is None:
+                    return decision
+            warnings.warn(f"gpuopt.triton.fuse: the model's choice stands, unmeasured: "
+                          f"{unmeasured}")
+            decision["unmeasured"] = unmeasured
         if build.declined:
             decision["why"] = build.declined
         elif build.key in self._broken:
@@ -1066,7 +1190,7 @@ class FusedTriton:
             decision["strategy"] = build.strategy
             decision["choice"] = "fused"
             decision["why"] = f"fused ({build.strategy})"
-            if self.measure:
+            if self.strategy != "auto" and self.measuring():
                 choice, times = self._choose(build, launches, handle)
                 decision["choice"], decision["times_ms"] = choice, times
                 decision["why"] = (f"measured: fused ({build.strategy}) {times['fused']:.4f} ms, "
@@ -1074,14 +1198,132 @@ class FusedTriton:
         self.decisions[shape] = decision
         return decision
 
+    def measuring(self):
+        """Whether decisions are measured: measure=True, or with measure=None
+        (the default) strategy="auto" where the runtime finds a GPU."""
+        if self._measuring is None:
+            self._measuring = (self.strategy == "auto" and gpu_present()
+                               if self.measure is None else bool(self.measure))
+        return self._measuring
+
+    def _decide_measured(self, shape, decision, build, launches, handle):
+        """strategy="auto", measured: the model ranks and measurement
+        decides. Its top `measure_top` feasible candidates, whether or not it
+        predicts a gain, are built by their options, checked against the
+        kernels apart and timed with them on copies of the tensors; the
+        fastest fuses if it is MIN_SPEEDUP faster than the kernels apart.
+        Returns None when it decided, else why nothing could be measured
+        (the model's choice then stands)."""
+        decision["model"] = build.declined or f"fused ({build.strategy})"
+        ranked = build.candidates or []
+        measured, builds = [], []
+        for c in ranked[:self.measure_top]:
+            entry = {k: c.get(k) for k in ("options", "description", "predicted", "apart",
+                                           "unit")}
+            entry.update(ms=None, excluded=None, build=None)
+            try:
+                cb = self.build(launches, candidate_options(c["options"]))
+                if cb.declined:
+                    raise FuseError(cb.declined)
+                entry["build"] = cb.key
+                builds.append((entry, cb))
+            except FuseError as e:
+                entry["excluded"] = f"not built: {e}"
+            measured.append(entry)
+        if not builds:
+            if not ranked:
+                return "the model ranked no candidate (none can be built)"
+            return "no candidate was built: " + measured[0]["excluded"]
+        decision["measured"] = measured
+        serial, times, excluded = self._measure([cb for _, cb in builds], launches, handle)
+        for (entry, _), ms, why in zip(builds, times, excluded):
+            entry["ms"], entry["excluded"] = ms, why
+        checked = [(entry, cb) for entry, cb in builds if entry["excluded"] is None]
+        count = f"{len(builds)} of {len(ranked)} candidates measured"
+        decision["times_ms"] = {"serial": serial}
+        best = min(checked, key=lambda p: p[0]["ms"]) if checked else None
+        if best is None:
+            decision["why"] = (f"measured: no candidate is checked ({count}, each left out); "
+                               f"the kernels apart {serial:.4f} ms")
+        elif best[0]["ms"] > serial * (1 - MIN_SPEEDUP):
+            entry = best[0]
+            decision["times_ms"]["fused"] = entry["ms"]
+            decision["why"] = (f"measured: no candidate is {MIN_SPEEDUP:.0%} faster than the "
+                               f"kernels apart ({serial:.4f} ms; fastest checked: "
+                               f"{entry['description']}, {entry['ms']:.4f} ms); {count}")
+        else:
+            entry, cb = best
+            decision.update(choice="fused", build=cb.key, strategy=cb.strategy)
+            decision["times_ms"]["fused"] = entry["ms"]
+            decision["why"] = (f"measured: {entry['description']} ({cb.strategy}) "
+                               f"{entry['ms']:.4f} ms vs {serial:.4f} ms apart "
+                               f"({serial / entry['ms']:.2f}x); {count}")
+            if self.verify:  # checked while measured: its first use needs no other check
+                self._verified.add(cb.key if self.verify is True else (cb.key, shape))
+        self.decisions[shape] = decision
+        return None
+
+    def _measure(self, builds, launches, stream):
+        """(the kernels apart's time, each build's time or None, why each was
+        left out or None): each build checked against the kernels apart
+        (unless verify=False), then timed with them on one copy of the
+        tensors (the real ones untouched)."""
+        tensors = []
+        for ln in launches:
+            _tensors(ln.bound, tensors)
+        excluded = [self._check(b, launches, stream, tensors) if self.verify else None
+                    for b in builds]
+        snap = _Snapshot(tensors)
+        bound = [snap.substitute(ln.bound) for ln in launches]
+        serial = _median_ms(lambda: self._serial(launches, stream, bound), self.reps,
+                            self.warmup)
+        times = []
+        for b, why in zip(builds, excluded):
+            times.append(None if why else _median_ms(
+                lambda b=b: self._launch_fused(b, launches, stream, bound), self.reps,
+                self.warmup))
+        return serial, times, excluded
+
+    def _check(self, build, launches, stream, tensors):
+        """Whether `build` writes what the kernels write apart, each on its own
+        copy of `tensors`: None, or what differs."""
+        apart, fused = _Snapshot(tensors), _Snapshot(tensors)
+        self._serial(launches, stream, [apart.substitute(ln.bound) for ln in launches])
+        try:
+            self._launch_fused(build, launches, stream,
+                               [fused.substitute(ln.bound) for ln in launches])
+        except (FuseError, RuntimeError) as e:
+            return f"launch failed: {e}"
+        diffs = apart.compare(fused)
+        if not diffs:
+            self.stats["verified"] += 1
+            return None
+        nbytes = sum(count for _, _, count in diffs)
+        return (f"its outputs differ from the kernels' apart: {nbytes} bytes in "
+                f"{len(diffs)} tensor storages")
+
+
+def _uncopyable(launches):
+    """Why the launches' inputs cannot be copied to measure on (a pointer
+    argument that is not a tensor), or None."""
+    tensors = []
+    for ln in launches:
+        _tensors(ln.bound, tensors)
+    for ln in launches:
+        for ty, v in ln.params:
+            if ty == "ptr" and v and not any(t.data_ptr() == v for t in tensors):
+                return (f"{ln.name}: a pointer argument is not a tensor, so its memory "
+                        "cannot be copied to measure on")
+    return None
+
 
 def _bound_names(launch):
     sig = getattr(launch.compiled.src, "signature", {}) or {}
     return list(sig.keys())
 
 
-def fuse(*kernels, strategy="auto", verify=True, measure=False, cache_dir=None, fallback=False,
-         reps=20, warmup=5, **options):
+def fuse(*kernels, strategy="auto", verify=True, measure=None, cache_dir=None, fallback=False,
+         reps=20, warmup=5, measure_top=MEASURE_TOP, **options):
     """A callable that launches one fused kernel for launches of `kernels`
     (Triton kernels: @triton.jit functions, autotuned or heuristics-wrapped).
 
@@ -1089,7 +1331,13 @@ def fuse(*kernels, strategy="auto", verify=True, measure=False, cache_dir=None, 
       launch shape), "thread", "interleave", "dynamic".
     verify: True: compare with the kernels apart on the first use of each
       fused kernel; "shape": on the first use of each launch shape; False.
-    measure: time fused against apart once per launch shape; keep the faster.
+    measure: None (default): measured where the runtime finds a GPU
+      (gpuopt.find_gpu()) and strategy is "auto"; True: measured; False: not.
+      Measured, once per launch shape on copies of the tensors: under "auto"
+      the model's top `measure_top` candidates (also when it predicts no
+      gain) are checked and timed against the kernels apart, and the fastest
+      fuses if 1% faster; a named strategy's kernel is kept if faster.
+    measure_top: how many of the model's candidates to measure (3).
     cache_dir: where builds are kept (default $GPUOPT_TRITON_FUSE_CACHE, else
       $XDG_CACHE_HOME/gpuopt/triton-fuse); "none": memory only.
     fallback: launch the kernels apart (with a warning) when gpu-opt cannot
@@ -1101,4 +1349,4 @@ def fuse(*kernels, strategy="auto", verify=True, measure=False, cache_dir=None, 
         kernels = tuple(kernels[0])
     return FusedTriton(kernels, strategy=strategy, verify=verify, measure=measure,
                        cache_dir=cache_dir, fallback=fallback, reps=reps, warmup=warmup,
-                       **options)
+                       measure_top=measure_top, **options)

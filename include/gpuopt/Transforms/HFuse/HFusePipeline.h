@@ -121,6 +121,13 @@ struct HFuseOptions : public mlir::PassPipelineOptions<HFuseOptions> {
                      "the top candidates are timed and checked against the "
                      "kernels apart, and the fastest wins"),
       llvm::cl::init("")};
+  ListOption<std::string> measureArgs{
+      *this, "measure-args",
+      llvm::cl::desc("strategy=auto: instead of measure=, each kernel's "
+                     "arguments as gpu-run --arg specs separated by spaces, "
+                     "one value per kernel, in braces ({buf:f32:1024:random:1 "
+                     "scalar:u32:1024},{...}); the launch shapes are the "
+                     "plan's")};
   Option<int64_t> measureTop{
       *this, "measure-top",
       llvm::cl::desc("strategy=auto with measure=: how many of the model's "

@@ -1,7 +1,8 @@
 //===- MeasureCandidates.h - Measure auto's top candidates ------*- C++ -*-===//
 //
-// `--hfuse-plan strategy=auto measure=RUN.json`: the model ranks the
-// candidates, the GPU decides. The top candidates are built in process,
+// `--hfuse-plan strategy=auto measure=RUN.json` (or `measure-args=`, each
+// kernel's gpu-run `--arg` specs): the model ranks the candidates, the GPU
+// decides. The top candidates are built in process,
 // loaded through the runtime (lib/Runtime, the CUDA driver opened with
 // dlopen), timed with CUDA events next to the kernels apart (serial, two
 // streams, a CUDA graph) in interleaved rounds, and checked bit for bit
@@ -33,6 +34,10 @@ struct MeasureOptions {
   /// A gpu-run run spec of the kernels, in the plan's order: their launch
   /// shapes and arguments (measure=).
   std::string runSpec;
+  /// Instead of a run spec: each kernel's arguments as gpu-run `--arg`
+  /// specs separated by whitespace, one text per kernel in the plan's order
+  /// (measure-args=); the launch shapes are the plan's.
+  std::vector<std::string> argSpecs;
   /// How many of the model's best feasible candidates to measure
   /// (measure-top=).
   int64_t top = 3;
