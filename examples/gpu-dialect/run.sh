@@ -71,7 +71,9 @@ R=3.7
 # (docs/fusion.md, "Choosing") fuses them by a thread split; the blocks and
 # grids come from pair.mlir. $HFUSE_OPTS, when set, names the fusion instead.
 HFUSE_OPTS=${HFUSE_OPTS:-}
-HFUSE=(--hfuse)
+# min-gain=0.10 accepts the model's estimate, which without a measurement
+# only ranks.
+HFUSE=(--hfuse=min-gain=0.10)
 [ -z "$HFUSE_OPTS" ] || HFUSE=(--hfuse="$HFUSE_OPTS")
 
 find_ptxas() {

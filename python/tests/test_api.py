@@ -159,10 +159,11 @@ def test_pipeline_option_errors_are_in_the_exception():
 
 
 def test_model_guess_is_a_compiler_warning():
-    # strategy=auto without a profile warns that the model's choice is a guess.
+    # strategy=auto without a profile, its estimate accepted (min_gain),
+    # warns that the model's choice is a guess.
     import warnings
     m = gpuopt.load_ptx(os.path.join(HFUSE, "scale.ptx"), os.path.join(HFUSE, "tile.ptx"))
-    options = dict(FUSE, strategy="auto", min_gain=-1.0)
+    options = dict(FUSE, strategy="auto", min_gain=0.0)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
@@ -175,8 +176,9 @@ def test_model_guess_is_a_compiler_warning():
     assert [d.message for d in fused.warnings] == [guesses[0].message.diagnostic.message]
 
 
-# strategy=auto on scale + tile with the stand-in ptxas and a profile: the
-# best candidate is predicted 9% faster, under the default min_gain (10%).
+# strategy=auto on scale + tile with the stand-in ptxas and a profile:
+# unmeasured, the model only ranks; with min_gain=0.10 accepting its estimate,
+# the best candidate is predicted 9% faster, under it.
 AUTO = dict(strategy="auto", blocks=[128, "16x4"], grids=[8192, "64x64"], smem=[0, 64],
             profile=os.path.join(HFUSE, "profile.json"),
             ptxas=os.path.join(HFUSE, "fake-ptxas.py"))
@@ -185,6 +187,9 @@ AUTO = dict(strategy="auto", blocks=[128, "16x4"], grids=[8192, "64x64"], smem=[
 def test_fuse_declined_keeps_the_kernels_apart():
     m = gpuopt.load_ptx(os.path.join(HFUSE, "scale.ptx"), os.path.join(HFUSE, "tile.ptx"))
     kept = m.fuse(**AUTO)
+    assert kept.declined.startswith("hfuse: not fusing: nothing measured the candidates")
+    assert "pass strategy=thread threads=128,64 maxnreg=0 replicas=1,2" in kept.declined
+    kept = m.fuse(**AUTO, min_gain=0.10)
     assert kept.declined.startswith("hfuse: not fusing: no candidate is predicted to be 10%")
     assert "pass strategy=thread threads=128,64 maxnreg=0 replicas=1,2" in kept.declined
     assert [r.message for r in kept.remarks] == [kept.declined]

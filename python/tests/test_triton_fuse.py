@@ -303,8 +303,13 @@ def test_compile_fused_declined(path, monkeypatch):
     with pytest.raises(F._Declined) as e:
         F.compile_fused(texts, ["scale.ptx", "tile.ptx"], options)
     why = str(e.value)
-    assert why.startswith("hfuse: not fusing: no candidate is predicted"), why
+    # Unmeasured, the model only ranks.
+    assert why.startswith("hfuse: not fusing: nothing measured the candidates"), why
     assert "pass strategy=thread threads=128,64 maxnreg=0 replicas=1,2" in why
+    # With min_gain, its estimate decides, and the best is below 10%.
+    with pytest.raises(F._Declined) as e:
+        F.compile_fused(texts, ["scale.ptx", "tile.ptx"], dict(options, **{"min-gain": 0.10}))
+    assert str(e.value).startswith("hfuse: not fusing: no candidate is predicted"), str(e.value)
 
 
 @pytest.fixture
@@ -323,8 +328,12 @@ def ptxas():
 @needs_compiler
 @pytest.mark.parametrize("strategy", ["thread", "interleave", "dynamic", "auto"])
 def test_fused_from_two_triton_kernels(strategy, tmp_path, compiler_env):
+    # Unmeasured and without kernel times the model only ranks: auto fuses
+    # here because min_gain accepts its estimate.
+    extra = {"min_gain": 0.10} if strategy == "auto" else {}
     with F.offline_target(90):
-        fz = F.fuse(add_kernel, softmax_kernel, strategy=strategy, cache_dir=str(tmp_path))
+        fz = F.fuse(add_kernel, softmax_kernel, strategy=strategy, cache_dir=str(tmp_path),
+                    **extra)
         launches = fz.capture(add_call(n=4000), softmax_call(rows=64))
         build = fz.build(launches)
     assert build.declined is None and build.ptx

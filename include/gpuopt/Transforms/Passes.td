@@ -126,9 +126,11 @@ def HFusePlan : Pass<"hfuse-plan", "mlir::ModuleOp"> {
     Option<"ptxas", "ptxas", "std::string", /*default=*/"\"\"",
            "ptxas to run for resource reports (default: on PATH, or "
            "the CUDA toolkit's)">,
-    Option<"minGain", "min-gain", "double", /*default=*/"0.10",
-           "strategy=auto: fuse only when the best candidate is predicted "
-           "this fraction faster than the kernels apart">,
+    Option<"minGain", "min-gain", "double", /*default=*/"-1",
+           "strategy=auto without measure=: accept the model's estimate and "
+           "fuse when the best candidate is predicted this fraction faster "
+           "than the kernels apart (e.g. 0.10); unset (negative, the "
+           "default), the unmeasured model only ranks and does not fuse">,
     Option<"require", "require", "bool", /*default=*/"false",
            "strategy=auto: fail (an error) when no candidate is predicted or "
            "measured to pay, instead of leaving the kernels apart with a "

@@ -100,9 +100,12 @@ struct HFuseOptions : public mlir::PassPipelineOptions<HFuseOptions> {
       llvm::cl::init("")};
   Option<double> minGain{
       *this, "min-gain",
-      llvm::cl::desc("strategy=auto: fuse only when the best candidate is "
-                     "predicted this fraction faster than the kernels apart"),
-      llvm::cl::init(0.10)};
+      llvm::cl::desc("strategy=auto without measure=: accept the model's "
+                     "estimate and fuse when the best candidate is predicted "
+                     "this fraction faster than the kernels apart (e.g. "
+                     "0.10); unset (negative, the default), the unmeasured "
+                     "model only ranks and does not fuse"),
+      llvm::cl::init(-1.0)};
   Option<bool> require{
       *this, "require",
       llvm::cl::desc("strategy=auto: fail (an error) when no candidate is "
