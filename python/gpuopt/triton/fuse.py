@@ -1076,11 +1076,10 @@ class FusedTriton:
         tensors = []
         for ln in launches:
             _tensors(ln.bound, tensors)
-        for ln in launches:
-            for ty, v in ln.params:
-                if ty == "ptr" and v and not any(t.data_ptr() == v for t in tensors):
-                    raise FuseError(f"{ln.name}: a pointer argument is not a tensor and cannot "
-                                    "be copied for verification; give verify=False")
+        name = _non_tensor_pointer(launches, tensors)
+        if name is not None:
+            raise FuseError(f"{name}: a pointer argument is not a tensor and cannot "
+                            "be copied for verification; give verify=False")
         snap = _Snapshot(tensors)
         self._serial(launches, stream, [snap.substitute(ln.bound) for ln in launches])
         self._launch_fused(build, launches, stream)
@@ -1303,18 +1302,27 @@ class FusedTriton:
                 f"{len(diffs)} tensor storages")
 
 
+def _non_tensor_pointer(launches, tensors):
+    """The name of the first launch with a pointer argument that points into
+    none of `tensors` (memory that cannot be copied), or None."""
+    for ln in launches:
+        for ty, v in ln.params:
+            if ty == "ptr" and v and not any(t.data_ptr() == v for t in tensors):
+                return ln.name
+    return None
+
+
 def _uncopyable(launches):
     """Why the launches' inputs cannot be copied to measure on (a pointer
     argument that is not a tensor), or None."""
     tensors = []
     for ln in launches:
         _tensors(ln.bound, tensors)
-    for ln in launches:
-        for ty, v in ln.params:
-            if ty == "ptr" and v and not any(t.data_ptr() == v for t in tensors):
-                return (f"{ln.name}: a pointer argument is not a tensor, so its memory "
-                        "cannot be copied to measure on")
-    return None
+    name = _non_tensor_pointer(launches, tensors)
+    if name is None:
+        return None
+    return (f"{name}: a pointer argument is not a tensor, so its memory "
+            "cannot be copied to measure on")
 
 
 def _bound_names(launch):
