@@ -231,6 +231,15 @@ def _parts_of(trace, records):
     return kernel.get("fused_from") or [], part, copy
 
 
+def _per_part_start(trace, records, values):
+    """(out, parts) for part_blocks and part_units: `values` themselves and
+    None for a kernel that is not fused; else an array of -1 to fill and
+    _parts_of's answer (None when the records cannot be attributed)."""
+    if "part" not in (records.dtype.names or ()):
+        return values.copy(), None
+    return np.full(values.shape, -1, np.int64), _parts_of(trace, records)
+
+
 def part_blocks(trace, records, block):
     """Per record (`records` and `block` flat, as valid_records gives them),
     the linear index of the block of its own part that wrote it, the index
@@ -240,10 +249,7 @@ def part_blocks(trace, records, block):
     every part (NO_PART) and under the block-level strategies, whose records
     do not say which block of its part a fused block ran."""
     block = np.asarray(block, np.int64)
-    if "part" not in (records.dtype.names or ()):
-        return block.copy()
-    out = np.full(block.shape, -1, np.int64)
-    parts = _parts_of(trace, records)
+    out, parts = _per_part_start(trace, records, block)
     if parts is None:
         return out
     fused_from, part, copy = parts
@@ -261,10 +267,7 @@ def part_units(trace, name, records, unit):
     before its own. The unit itself for a kernel that is not fused; -1
     where part_blocks gives -1."""
     unit = np.asarray(unit, np.int64)
-    if "part" not in (records.dtype.names or ()):
-        return unit.copy()
-    out = np.full(unit.shape, -1, np.int64)
-    parts = _parts_of(trace, records)
+    out, parts = _per_part_start(trace, records, unit)
     if parts is None:
         return out
     fused_from, part, copy = parts
